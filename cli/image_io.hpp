@@ -1,0 +1,29 @@
+// clf_io: image files <-> clf::Image through OpenImageIO, with writes that never leave a partial file.
+#pragma once
+#include <OpenImageIO/imageio.h>
+
+#include <atomic>
+#include <string>
+
+#include "clf/image.hpp"
+
+namespace clf {
+
+struct ImageFile {
+  Image image;
+  OIIO::ImageSpec spec;  // the file's spec: channel names, metadata, on-disk format
+};
+
+// Reads the first subimage. u8/u16/half/float files keep their type; other types are read as f32.
+// Throws Error(io) naming the file; refuses absurd sizes before allocating.
+ImageFile read_image_file(const std::string& path);
+
+// Throws Error(io) when `path` cannot be written: unknown format, missing or read-only directory.
+void check_writable(const std::string& path);
+
+// Writes through a temporary file beside `path`, then renames it over `path`: a failure or
+// `cancel` leaves no partial file and `path` untouched. `spec` gives metadata and channel names.
+void write_image_file(const std::string& path, const Image& image, const OIIO::ImageSpec& spec,
+                      const std::atomic<bool>* cancel = nullptr);
+
+}  // namespace clf

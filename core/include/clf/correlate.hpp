@@ -1,0 +1,62 @@
+// The correlation kernels every plugin shares: out(x, y) = delta + sum w(i, j) * in(x + i - rx, y + j - ry)
+// (OpenCV filter2D semantics: no kernel flip), tiled through local memory with the halo staged by
+// async_work_group_copy, or with direct global reads; the variant and tile come from the device.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "clf/filter.hpp"
+
+namespace clf {
+
+// How a kernel with a (2rx+1) x (2ry+1) window is laid out on a device: the device's tuning with
+// the tile shrunk until its staged window fits local memory, else the direct variant. The one
+// place that picks work-group sizes; plugin kernels built on clf_stage_window use it too.
+struct Tiling {
+  Variant variant = Variant::direct;
+  int tile_width = 0, tile_height = 0, group_width = 0;
+  std::string defines() const;  // " -D TW=.. -D TH=.. -D WG=.." for tiled, "" for direct
+  // Launch geometry over width x rows x channels: one group per tile (tiled) or one work-item
+  // per pixel (direct).
+  cl::NDRange global(int width, int rows, int channels) const;
+  cl::NDRange local() const { return cl::NDRange(size_t(group_width), 1, 1); }
+  std::string describe() const;  // "tiled 256x16/128" or "direct"
+};
+Tiling choose_tiling(const Device& device, int rx, int ry);
+
+class Correlation {
+ public:
+  // weights: (2*ry + 1) rows x (2*rx + 1) columns, row-major. `name` appears in errors and traces.
+  Correlation(Device& device, int rx, int ry, const std::vector<float>& weights, float delta,
+              const std::string& name);
+  // dst(x, y) for x in [0, dst.width), y in [0, dst.rows); src must be valid over the halo.
+  void enqueue(const Stage& stage, const Plane& src, const Plane& dst) const;
+  std::string describe() const;  // "tiled 256x8" / "direct"
+
+ private:
+  cl::Kernel kernel_;
+  DeviceBuffer weights_;
+  float delta_;
+  std::string name_;
+  Tiling tiling_;
+};
+
+// A separable correlation kx (along x) then ky (along y): one 2-D pass when the outer product is
+// small (a full-image pass costs more than the extra taps), else a row pass into the stage's
+// temp(0) and a column pass. Filters using it report temp_planes() from it.
+class SeparableCorrelation {
+ public:
+  SeparableCorrelation(Device& device, const std::vector<float>& kx, const std::vector<float>& ky,
+                       float delta, const std::string& name);
+  void enqueue(const Stage& stage) const;  // stage.input() -> stage.output()
+  int temp_planes() const { return two_pass_ ? 1 : 0; }
+  bool two_pass() const { return two_pass_; }
+  std::string describe() const;
+
+ private:
+  bool two_pass_;
+  int ry_;
+  std::vector<Correlation> passes_;
+};
+
+}  // namespace clf

@@ -1,0 +1,54 @@
+// clf::Pipeline: a chain of configured filters run on one device, streamed in strips.
+#pragma once
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "clf/filter.hpp"
+#include "clf/image.hpp"
+#include "clf/stats.hpp"
+
+namespace clf {
+
+class Registry;
+
+struct RunOptions {
+  int strip_rows = 0;              // output rows per strip; 0 = chosen from the memory budget
+  int slots = 3;                   // strips in flight (ring of N buffers), >= 1
+  int queues = 3;                  // 3 = upload / compute / download queues; 1 = one in-order queue
+  uint64_t max_device_memory = 0;  // bytes; 0 = a safe fraction of the device's memory
+  bool profile = false;            // collect per-command timings (RunStats busy times, trace)
+  std::function<void(int done, int total)> progress;  // called after each strip lands
+  const std::atomic<bool>* cancel = nullptr;           // set -> stop at the next strip, Error(cancelled)
+};
+
+class Pipeline {
+ public:
+  explicit Pipeline(std::shared_ptr<Device> device);
+  ~Pipeline();
+  Pipeline(Pipeline&&) noexcept;
+
+  // Validates `params` against the factory's specs and builds the filter on this device.
+  void add(std::shared_ptr<const FilterFactory> factory, const std::map<std::string, std::string>& params);
+  // "gaussian:sigma=2,border=wrap" looked up in `registry`.
+  void add(const Registry& registry, const std::string& spec);
+  void add(std::unique_ptr<Filter> filter);
+
+  size_t size() const;
+  const Filter& filter(size_t index) const;
+  Device& device() const { return *device_; }
+  Halo halo() const;  // sum over the chain
+
+  // Runs the chain over `in`; `out` is (re)allocated to in's size and type. Streamed output is
+  // bit-identical whatever the strip height, slot count or queue count.
+  RunStats run(const Image& in, Image& out, const RunOptions& options = {});
+
+ private:
+  std::shared_ptr<Device> device_;
+  struct Link;  // a filter and what keeps its plugin loaded
+  std::vector<Link> links_;
+};
+
+}  // namespace clf

@@ -1,0 +1,121 @@
+// The shared correlation helper: picks the variant and tile for the device (the one place that
+// chooses work-group sizes), fits the staged window into local memory, and enqueues the pass.
+#include "clf/correlate.hpp"
+
+#include <algorithm>
+
+#include "clf/error.hpp"
+
+namespace clf {
+namespace {
+int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
+// Below this many taps a single 2-D pass beats two full-image passes (each pass is a full read and
+// write of the strip; the extra taps hit local memory or cache).
+constexpr size_t max_taps_single_pass = 49;
+}  // namespace
+
+std::string Tiling::defines() const {
+  if (variant == Variant::direct) return {};
+  return " -D TW=" + std::to_string(tile_width) + " -D TH=" + std::to_string(tile_height) +
+         " -D WG=" + std::to_string(group_width);
+}
+
+cl::NDRange Tiling::global(int width, int rows, int channels) const {
+  if (variant == Variant::direct)
+    return cl::NDRange(size_t(round_up(width, group_width)), size_t(rows), size_t(channels));
+  const size_t groups_x = size_t((width + tile_width - 1) / tile_width);
+  const size_t groups_y = size_t((rows + tile_height - 1) / tile_height);
+  return cl::NDRange(groups_x * group_width, groups_y, size_t(channels));
+}
+
+std::string Tiling::describe() const {
+  if (variant == Variant::direct) return "direct";
+  return "tiled " + std::to_string(tile_width) + "x" + std::to_string(tile_height) + "/" +
+         std::to_string(group_width);
+}
+
+Tiling choose_tiling(const Device& device, int rx, int ry) {
+  const DeviceInfo& info = device.info();
+  const Tuning& tuning = device.tuning();
+  Tiling t{tuning.variant, tuning.tile_width, tuning.tile_height,
+           std::min<int>(tuning.group_width, int(info.max_work_group_size))};
+  if (t.variant == Variant::tiled) {
+    // Shrink the tile until its staged window fits local memory (1 KiB left for the runtime); a
+    // window that never fits (a huge radius) takes the direct path, which needs no local memory.
+    auto window_bytes = [&] {
+      return uint64_t(t.tile_height + 2 * ry) * uint64_t(t.tile_width + 2 * rx) * sizeof(float);
+    };
+    const uint64_t room = info.local_mem_bytes > 1024 ? info.local_mem_bytes - 1024 : 0;
+    while (window_bytes() > room && t.tile_height > 1) t.tile_height /= 2;
+    while (window_bytes() > room && t.tile_width > 32) t.tile_width /= 2;
+    t.group_width = std::min(t.group_width, t.tile_width);
+    if (window_bytes() > room) t.variant = Variant::direct;
+  }
+  return t;
+}
+
+Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float>& weights,
+                         float delta, const std::string& name)
+    : delta_(delta), name_(name), tiling_(choose_tiling(device, rx, ry)) {
+  if (rx < 0 || ry < 0 || weights.size() != size_t(2 * rx + 1) * size_t(2 * ry + 1))
+    throw Error(ErrorKind::usage, name + ": correlation weights do not match radius " +
+                                      std::to_string(rx) + "x" + std::to_string(ry));
+  std::string options = "-D RX=" + std::to_string(rx) + " -D RY=" + std::to_string(ry);
+  const uint64_t weight_bytes = weights.size() * sizeof(float);
+  if (weight_bytes > device.device().getInfo<CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE>())
+    options += " -D CLF_WEIGHTS=__global";
+  cl::Program program = device.build("clf_correlate", "", options + tiling_.defines());
+  kernel_ = device.kernel(program, tiling_.variant == Variant::tiled ? "clf_correlate_tiled"
+                                                                     : "clf_correlate_direct");
+  weights_ = device.upload(weights.data(), weight_bytes, (name + " weights").c_str());
+}
+
+void Correlation::enqueue(const Stage& stage, const Plane& src, const Plane& dst) const {
+  cl::Kernel kernel = kernel_;  // copies share one kernel object: arguments are set per launch
+  cl_uint arg = src.set_args(kernel, 0);
+  arg = dst.set_args(kernel, arg);
+  kernel.setArg(arg++, dst.width);
+  kernel.setArg(arg++, dst.rows);
+  kernel.setArg(arg++, weights_.get());
+  kernel.setArg(arg++, delta_);
+  stage.launch(kernel, tiling_.global(dst.width, dst.rows, stage.channels()), tiling_.local(),
+               name_.c_str());
+}
+
+std::string Correlation::describe() const { return tiling_.describe(); }
+
+SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<float>& kx,
+                                           const std::vector<float>& ky, float delta,
+                                           const std::string& name)
+    : two_pass_(kx.size() * ky.size() > max_taps_single_pass), ry_(int(ky.size() / 2)) {
+  if (kx.size() % 2 == 0 || ky.size() % 2 == 0)
+    throw Error(ErrorKind::usage, name + ": separable kernels must have odd sizes");
+  const int rx = int(kx.size() / 2);
+  if (two_pass_) {
+    passes_.emplace_back(device, rx, 0, kx, 0.f, name + "_row");
+    passes_.emplace_back(device, 0, ry_, ky, delta, name + "_col");
+  } else {
+    std::vector<float> outer;
+    for (float y : ky)
+      for (float x : kx) outer.push_back(y * x);
+    passes_.emplace_back(device, rx, ry_, outer, delta, name);
+  }
+}
+
+void SeparableCorrelation::enqueue(const Stage& stage) const {
+  if (!two_pass_) {
+    passes_[0].enqueue(stage, stage.input(), stage.output());
+    return;
+  }
+  // Row pass over the output rows plus the vertical halo, then the column pass.
+  const Plane& temp = stage.temp(0);
+  passes_[0].enqueue(stage, plane_rows(stage.input(), -ry_, stage.rows() + 2 * ry_),
+                     plane_rows(temp, -ry_, stage.rows() + 2 * ry_));
+  passes_[1].enqueue(stage, temp, stage.output());
+}
+
+std::string SeparableCorrelation::describe() const {
+  return (two_pass_ ? "separable 2-pass, " : "single pass, ") + passes_[0].describe();
+}
+
+}  // namespace clf

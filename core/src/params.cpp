@@ -1,0 +1,256 @@
+// Parameter parsing and validation driven by ParamSpec data, the --filter text syntax, and the
+// OpenCV border names and border_interpolate.
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "clf/error.hpp"
+#include "clf/filter.hpp"
+
+namespace clf {
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t\n\r");
+  if (first == std::string::npos) return {};
+  return s.substr(first, s.find_last_not_of(" \t\n\r") - first + 1);
+}
+
+Error usage(const std::string& message) { return Error(ErrorKind::usage, message); }
+
+// Parses a whole string as a finite double; false for trailing junk, NaN, inf, empty.
+bool parse_double(const std::string& text, double& value) {
+  const std::string t = trim(text);
+  if (t.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  value = std::strtod(t.c_str(), &end);
+  return end == t.c_str() + t.size() && errno != ERANGE && std::isfinite(value);
+}
+
+std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : sep) + item;
+  return out;
+}
+
+std::string format_number(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+}  // namespace
+
+const char* param_type_name(ParamType type) {
+  switch (type) {
+    case ParamType::float_: return "float";
+    case ParamType::int_: return "int";
+    case ParamType::bool_: return "bool";
+    case ParamType::enum_: return "enum";
+    case ParamType::matrix: return "matrix";
+    case ParamType::string: return "string";
+  }
+  return "?";
+}
+
+Matrix parse_matrix(const std::string& text, const std::string& what) {
+  Matrix m;
+  std::vector<std::string> rows;
+  std::string row;
+  std::istringstream lines(text);
+  while (std::getline(lines, row, ';'))
+    for (std::istringstream sub(row); std::getline(sub, row, '\n');)
+      if (!trim(row).empty()) rows.push_back(row);
+  if (rows.empty()) throw usage(what + ": empty matrix (expected rows like 1,2,1;2,4,2;1,2,1)");
+  for (size_t r = 0; r < rows.size(); ++r) {
+    std::string cleaned = rows[r];
+    std::replace(cleaned.begin(), cleaned.end(), ',', ' ');
+    std::istringstream cells(cleaned);
+    std::string cell;
+    int cols = 0;
+    while (cells >> cell) {
+      double v = 0;
+      if (!parse_double(cell, v))
+        throw usage(what + ": '" + cell + "' in row " + std::to_string(r + 1) +
+                    " is not a finite number");
+      m.values.push_back(v);
+      ++cols;
+    }
+    if (r == 0) m.cols = cols;
+    if (cols != m.cols)
+      throw usage(what + ": row " + std::to_string(r + 1) + " has " + std::to_string(cols) +
+                  " values, row 1 has " + std::to_string(m.cols) + " (a matrix must be rectangular)");
+  }
+  m.rows = int(rows.size());
+  return m;
+}
+
+bool Params::given(const std::string& name) const {
+  auto it = given_.find(name);
+  return it != given_.end() && it->second;
+}
+
+bool Params::has(const std::string& name) const { return values_.count(name) != 0; }
+
+const std::string& Params::get_string(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end())
+    throw Error(ErrorKind::usage, filter_ + ": parameter '" + name + "' has no value");
+  return it->second;
+}
+
+double Params::get_float(const std::string& name) const {
+  double v = 0;
+  parse_double(get_string(name), v);  // validated already
+  return v;
+}
+
+int Params::get_int(const std::string& name) const { return int(std::lround(get_float(name))); }
+
+bool Params::get_bool(const std::string& name) const {
+  const std::string& v = get_string(name);
+  return v == "true" || v == "1" || v == "yes" || v == "on";
+}
+
+Matrix Params::get_matrix(const std::string& name) const {
+  return parse_matrix(get_string(name), filter_ + ": " + name);
+}
+
+Params validate_params(const std::string& filter, const std::vector<ParamSpec>& specs,
+                       const std::map<std::string, std::string>& given) {
+  Params params;
+  params.filter_ = filter;
+  std::vector<std::string> known;
+  for (const auto& spec : specs) known.push_back(spec.name);
+  for (const auto& [name, value] : given)
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      throw usage(filter + ": unknown parameter '" + name + "' (known: " + join(known) + ")");
+
+  for (const auto& spec : specs) {
+    auto it = given.find(spec.name);
+    const bool user = it != given.end();
+    if (!user && spec.default_value.empty()) continue;
+    const std::string value = user ? trim(it->second) : spec.default_value;
+    const std::string where = filter + ": " + spec.name;
+    switch (spec.type) {
+      case ParamType::float_:
+      case ParamType::int_: {
+        double v = 0;
+        if (!parse_double(value, v))
+          throw usage(where + " must be a finite number (got '" + value + "')");
+        if (spec.type == ParamType::int_ && v != std::floor(v))
+          throw usage(where + " must be a whole number (got '" + value + "')");
+        if (v < spec.min || v > spec.max) {
+          std::string range = std::isinf(spec.max) ? ">= " + format_number(spec.min)
+                              : std::isinf(spec.min)
+                                  ? "<= " + format_number(spec.max)
+                                  : "in [" + format_number(spec.min) + ", " + format_number(spec.max) + "]";
+          throw usage(where + " must be " + range + " (got " + value + ")");
+        }
+        break;
+      }
+      case ParamType::bool_: {
+        static const char* ok[] = {"true", "false", "1", "0", "yes", "no", "on", "off"};
+        if (std::find(std::begin(ok), std::end(ok), value) == std::end(ok))
+          throw usage(where + " must be true or false (got '" + value + "')");
+        break;
+      }
+      case ParamType::enum_:
+        if (std::find(spec.choices.begin(), spec.choices.end(), value) == spec.choices.end())
+          throw usage(where + " must be one of " + join(spec.choices, "|") + " (got '" + value + "')");
+        break;
+      case ParamType::matrix:
+        parse_matrix(value, where);
+        break;
+      case ParamType::string:
+        if (value.empty()) throw usage(where + " must not be empty");
+        break;
+    }
+    params.values_[spec.name] = value;
+    params.given_[spec.name] = user;
+    params.types_[spec.name] = spec.type;
+  }
+  return params;
+}
+
+FilterSpec parse_filter_spec(const std::string& text) {
+  FilterSpec spec;
+  const auto colon = text.find(':');
+  spec.name = trim(text.substr(0, colon));
+  if (spec.name.empty())
+    throw usage("--filter '" + text + "': expected NAME or NAME:key=value,... (e.g. gaussian:sigma=2)");
+  if (colon == std::string::npos) return spec;
+  std::string last_key;
+  std::istringstream pieces(text.substr(colon + 1));
+  std::string piece;
+  while (std::getline(pieces, piece, ',')) {
+    const auto eq = piece.find('=');
+    if (eq == std::string::npos) {
+      if (last_key.empty() && trim(piece).empty()) continue;
+      if (last_key.empty())
+        throw usage("--filter '" + text + "': '" + trim(piece) + "' is not key=value");
+      spec.params[last_key] += "," + piece;  // continuation of a matrix value
+      continue;
+    }
+    const std::string key = trim(piece.substr(0, eq));
+    if (key.empty()) throw usage("--filter '" + text + "': missing parameter name before '='");
+    if (spec.params.count(key))
+      throw usage("--filter '" + text + "': parameter '" + key + "' given twice");
+    spec.params[key] = piece.substr(eq + 1);
+    last_key = key;
+  }
+  return spec;
+}
+
+const char* border_mode_name(BorderMode mode) {
+  switch (mode) {
+    case BorderMode::replicate: return "replicate";
+    case BorderMode::reflect: return "reflect";
+    case BorderMode::reflect101: return "reflect101";
+    case BorderMode::wrap: return "wrap";
+    case BorderMode::constant: return "constant";
+  }
+  return "?";
+}
+
+std::vector<ParamSpec> border_param_specs() {
+  ParamSpec border{"border", ParamType::enum_, "reflect101",
+                   "how pixels outside the image are made (OpenCV names; reflect101 = gfedcb|abcdefgh|gfedcba)"};
+  border.choices = {"replicate", "reflect", "reflect101", "wrap", "constant"};
+  ParamSpec value{"border_value", ParamType::float_, "0", "pixel value outside the image for border=constant"};
+  return {border, value};
+}
+
+Border border_from_params(const Params& params) {
+  Border border;
+  const std::string& mode = params.get_string("border");
+  for (auto m : {BorderMode::replicate, BorderMode::reflect, BorderMode::reflect101,
+                 BorderMode::wrap, BorderMode::constant})
+    if (mode == border_mode_name(m)) border.mode = m;
+  border.value = float(params.get_float("border_value"));
+  return border;
+}
+
+int border_interpolate(int p, int len, BorderMode mode) {
+  if (p >= 0 && p < len) return p;
+  switch (mode) {
+    case BorderMode::replicate: return p < 0 ? 0 : len - 1;
+    case BorderMode::reflect:
+    case BorderMode::reflect101: {
+      const int delta = mode == BorderMode::reflect101 ? 1 : 0;
+      if (len == 1) return 0;
+      do {
+        p = p < 0 ? -p - 1 + delta : len - 1 - (p - len) - delta;
+      } while (p < 0 || p >= len);
+      return p;
+    }
+    case BorderMode::wrap: return ((p % len) + len) % len;
+    case BorderMode::constant: return -1;
+  }
+  return -1;
+}
+
+}  // namespace clf

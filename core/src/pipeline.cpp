@@ -1,0 +1,100 @@
+// Pipeline: the chain of configured filters; Stage and Plane: what a filter's enqueue() works with.
+#include "clf/pipeline.hpp"
+
+#include "clf/error.hpp"
+#include "clf/registry.hpp"
+#include "streamer.hpp"
+
+namespace clf {
+
+cl_uint Plane::set_args(cl::Kernel& kernel, cl_uint first) const {
+  kernel.setArg(first++, buffer);
+  kernel.setArg(first++, origin);
+  kernel.setArg(first++, pitch);
+  kernel.setArg(first++, plane_stride);
+  return first;
+}
+
+Plane plane_rows(const Plane& plane, int first_row, int rows) {
+  Plane view = plane;
+  view.origin += first_row * plane.pitch;
+  view.rows = rows;
+  return view;
+}
+
+const Plane& Stage::temp(int index) const {
+  if (index < 0 || size_t(index) >= temps_.size())
+    throw Error(ErrorKind::usage, "filter asked for temp plane " + std::to_string(index) +
+                                      " but declared " + std::to_string(temps_.size()) +
+                                      " in temp_planes()");
+  return temps_[size_t(index)];
+}
+
+void Stage::launch(const cl::Kernel& kernel, const cl::NDRange& global, const cl::NDRange& local,
+                   const char* name) const {
+  cl::Event event;
+  cl_check(queue_->enqueueNDRangeKernel(kernel, cl::NullRange, global, local, nullptr,
+                                        events_ ? &event : nullptr),
+           "clEnqueueNDRangeKernel", name);
+  if (events_) {
+    events_->push_back(event);
+    event_names_->push_back(name);
+  }
+}
+
+struct Pipeline::Link {
+  std::shared_ptr<const FilterFactory> factory;  // keeps the plugin library loaded
+  std::unique_ptr<Filter> filter;
+};
+
+Pipeline::Pipeline(std::shared_ptr<Device> device) : device_(std::move(device)) {
+  if (!device_) throw Error(ErrorKind::usage, "Pipeline needs a device");
+}
+Pipeline::~Pipeline() {
+  // Filters before factories: a filter's code lives in the plugin its factory keeps loaded.
+  for (auto& link : links_) link.filter.reset();
+}
+Pipeline::Pipeline(Pipeline&&) noexcept = default;
+
+void Pipeline::add(std::shared_ptr<const FilterFactory> factory,
+                   const std::map<std::string, std::string>& params) {
+  if (!factory) throw Error(ErrorKind::usage, "Pipeline::add: no filter factory");
+  Params valid = validate_params(factory->name(), factory->params(), params);
+  auto filter = factory->create(valid, *device_);
+  links_.push_back(Link{std::move(factory), std::move(filter)});
+}
+
+void Pipeline::add(const Registry& registry, const std::string& spec) {
+  FilterSpec parsed = parse_filter_spec(spec);
+  add(registry.get(parsed.name), parsed.params);
+}
+
+void Pipeline::add(std::unique_ptr<Filter> filter) {
+  if (!filter) throw Error(ErrorKind::usage, "Pipeline::add: null filter");
+  links_.push_back(Link{nullptr, std::move(filter)});
+}
+
+size_t Pipeline::size() const { return links_.size(); }
+const Filter& Pipeline::filter(size_t index) const { return *links_.at(index).filter; }
+
+Halo Pipeline::halo() const {
+  Halo total;
+  for (const auto& link : links_) {
+    total.x += link.filter->halo().x;
+    total.y += link.filter->halo().y;
+  }
+  return total;
+}
+
+RunStats Pipeline::run(const Image& in, Image& out, const RunOptions& options) {
+  if (in.empty()) throw Error(ErrorKind::usage, "Pipeline::run: empty input image");
+  std::vector<Filter*> chain;
+  for (auto& link : links_) chain.push_back(link.filter.get());
+  if (&in == &out) {  // the streamer reads rows of `in` after writing earlier rows of `out`
+    Image copy = in;
+    return detail::stream(*device_, chain, copy, out, options);
+  }
+  return detail::stream(*device_, chain, in, out, options);
+}
+
+}  // namespace clf

@@ -1,0 +1,156 @@
+// Plugin discovery and loading through Boost.DLL. The registry owns the library handles; each
+// factory it hands out keeps its library loaded, and a plugin that cannot be used becomes one
+// PluginIssue (path + reason) while the others still load.
+#define BOOST_DLL_USE_STD_FS
+#include "clf/registry.hpp"
+
+#include <algorithm>
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <fstream>
+#include <sstream>
+
+#include "clf/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace clf {
+
+struct Registry::Impl {
+  std::map<std::string, std::shared_ptr<const FilterFactory>> by_name;
+  std::map<std::string, std::string> source_of;  // filter name -> plugin path
+  std::vector<std::string> loaded_files;
+};
+
+namespace {
+// Holds a factory and the library its code lives in, released in that order.
+struct LoadedFactory {
+  std::shared_ptr<boost::dll::shared_library> library;
+  std::shared_ptr<FilterFactory> factory;
+  ~LoadedFactory() { factory.reset(); }
+};
+}  // namespace
+
+std::string Registry::default_plugin_dir() {
+  // <libdir>/clfilter/plugins beside libclfilter: the install tree, and the build tree's mirror.
+  const fs::path lib = boost::dll::this_line_location();
+  return (lib.parent_path() / "clfilter" / "plugins").string();
+}
+
+Registry::Registry(const std::vector<std::string>& extra_dirs, bool default_dirs)
+    : impl_(std::make_unique<Impl>()) {
+  for (const auto& dir : extra_dirs) load_dir(dir);
+  if (!default_dirs) return;
+  if (const char* env = std::getenv("CLF_PLUGIN_PATH"); env && *env) {
+    std::istringstream list(env);
+    for (std::string dir; std::getline(list, dir, ':');)
+      if (!dir.empty()) load_dir(dir);
+  }
+  const std::string builtin = default_plugin_dir();
+  std::error_code ec;
+  if (fs::is_directory(builtin, ec)) load_dir(builtin);
+}
+
+Registry::~Registry() = default;
+
+int Registry::load_dir(const std::string& dir) {
+  searched_.push_back(dir);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    issues_.push_back({dir, "plugin directory not found"});
+    return 0;
+  }
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.path().extension() == boost::dll::shared_library::suffix()) files.push_back(entry.path());
+  if (ec) issues_.push_back({dir, "cannot list directory: " + ec.message()});
+  std::sort(files.begin(), files.end());  // deterministic order: the first provider of a name wins
+  int added = 0;
+  for (const auto& file : files) added += load_file(file.string());
+  return added;
+}
+
+int Registry::load_file(const std::string& path_text) {
+  std::error_code fs_ec;
+  const std::string path = fs::weakly_canonical(path_text, fs_ec).string();
+  if (std::find(impl_->loaded_files.begin(), impl_->loaded_files.end(), path) != impl_->loaded_files.end())
+    return 0;  // the same file reached through two search paths
+  auto library = std::make_shared<boost::dll::shared_library>();
+  boost::dll::fs::error_code ec;
+  library->load(path, boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local, ec);
+  if (ec) {
+    char magic[4] = {};
+    std::ifstream(path, std::ios::binary).read(magic, 4);
+    const bool elf = magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+    issues_.push_back({path, elf ? "cannot load shared library: " + ec.message()
+                                 : std::string("not a shared library (no ELF header)")});
+    return 0;
+  }
+  if (!library->has("clf_plugin_abi_version") || !library->has("clf_plugin_entry")) {
+    issues_.push_back({path, "not a clfilter plugin: no clf_plugin_abi_version / clf_plugin_entry "
+                             "symbol (export one with CLF_PLUGIN)"});
+    return 0;
+  }
+  // The ABI version is a plain int function: safe to call before trusting any C++ type.
+  const int abi = library->get_alias<int()>("clf_plugin_abi_version")();
+  if (abi != plugin_abi_version) {
+    issues_.push_back({path, "ABI version " + std::to_string(abi) + ", this clfilter needs " +
+                                 std::to_string(plugin_abi_version) + " (rebuild the plugin)"});
+    return 0;
+  }
+  PluginManifest manifest;
+  try {
+    manifest = library->get_alias<PluginManifest()>("clf_plugin_entry")();
+  } catch (const std::exception& e) {
+    issues_.push_back({path, std::string("plugin entry threw: ") + e.what()});
+    return 0;
+  } catch (...) {
+    issues_.push_back({path, "plugin entry threw an unknown exception"});
+    return 0;
+  }
+  impl_->loaded_files.push_back(path);
+  int added = 0;
+  for (auto& factory : manifest.factories) {
+    if (!factory) continue;
+    std::string name;
+    try {
+      name = factory->name();
+    } catch (const std::exception& e) {
+      issues_.push_back({path, std::string("filter factory threw: ") + e.what()});
+      continue;
+    }
+    if (auto it = impl_->source_of.find(name); it != impl_->source_of.end()) {
+      issues_.push_back({path, "filter '" + name + "' already provided by " + it->second + "; skipped"});
+      continue;
+    }
+    auto holder = std::make_shared<LoadedFactory>(LoadedFactory{library, factory});
+    impl_->by_name[name] = std::shared_ptr<const FilterFactory>(holder, holder->factory.get());
+    impl_->source_of[name] = path;
+    ++added;
+  }
+  return added;
+}
+
+std::shared_ptr<const FilterFactory> Registry::find(const std::string& name) const {
+  auto it = impl_->by_name.find(name);
+  return it == impl_->by_name.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const FilterFactory> Registry::get(const std::string& name) const {
+  if (auto factory = find(name)) return factory;
+  std::string known;
+  for (const auto& [n, f] : impl_->by_name) known += (known.empty() ? "" : ", ") + n;
+  throw Error(ErrorKind::usage, "unknown filter '" + name + "' (available: " +
+                                    (known.empty() ? "none; no plugins were found" : known) + ")");
+}
+
+std::vector<std::shared_ptr<const FilterFactory>> Registry::factories() const {
+  std::vector<std::shared_ptr<const FilterFactory>> list;
+  for (const auto& [name, factory] : impl_->by_name) list.push_back(factory);
+  return list;
+}
+
+}  // namespace clf

@@ -1,0 +1,614 @@
+// Streams an image through a chain of filters in strips: host pack -> upload (queue U) -> unpack,
+// pad + filter per stage, pack (queue C) -> download (queue D) -> host unpack on a worker thread.
+// A ring of N slots keeps N strips in flight; events order upload -> compute -> download per strip,
+// and a slot is reused only after its previous strip has landed in the output image.
+//
+// Rows: for output strip [y0, y1) and a chain of n filters with vertical halos hy_1..hy_n, let
+// rem_k = hy_{k+1} + ... + hy_n. Stage k computes the image rows O_k = [y0 - rem_k, y1 + rem_k)
+// clipped to the image; O_0 is what is uploaded and O_n is the strip. Stage k's input holds O_k
+// plus hy_k rows either side; rows outside the image are filled by the border rule from rows of
+// O_{k-1}, exactly as a whole-image run would, so streamed output is bit-identical to it.
+#include "streamer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "clf/error.hpp"
+#include "embedded.hpp"
+
+namespace clf::detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int pitch_align = 32;  // floats: rows start on 128-byte boundaries
+constexpr uint64_t max_buffer_floats = (uint64_t(1) << 31) - 1;  // kernels index with int
+
+int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
+
+struct Range {
+  int begin = 0, end = 0;
+  int size() const { return end - begin; }
+};
+
+// Everything about the strip geometry for one strip height.
+struct Layout {
+  int width = 0, height = 0, channels = 0, n = 0, strip_rows = 0, strips = 0;
+  size_t type_size = 0;
+  std::vector<int> hx, hy, temps;  // per stage, index k-1
+  std::vector<int> rem;            // k = 0..n
+  std::vector<int> pitch, capacity_rows;  // stage inputs k = 1..n+1 (n+1 = final output), index k-1
+  int temp_pitch = 0;
+  size_t work_floats = 0, temp_floats = 0;  // per ping-pong buffer, per temp plane set
+  int max_temps = 0;
+  size_t upload_bytes = 0, download_bytes = 0;
+
+  Layout(const std::vector<Filter*>& chain, const Image& image, int rows) {
+    width = image.width();
+    height = image.height();
+    channels = image.channels();
+    type_size = pixel_type_size(image.type());
+    n = int(chain.size());
+    strip_rows = std::min(rows, height);
+    strips = (height + strip_rows - 1) / strip_rows;
+    for (Filter* f : chain) {
+      hx.push_back(f->halo().x);
+      hy.push_back(f->halo().y);
+      temps.push_back(f->temp_planes());
+    }
+    rem.assign(size_t(n) + 1, 0);
+    for (int k = n - 1; k >= 0; --k) rem[size_t(k)] = rem[size_t(k) + 1] + hy[size_t(k)];
+    auto max_rows = [&](int k) { return int(std::min<int64_t>(height, int64_t(strip_rows) + 2 * rem[size_t(k)])); };
+    temp_pitch = round_up(width, pitch_align);
+    for (int k = 1; k <= n + 1; ++k) {
+      const int halo_x = k <= n ? hx[size_t(k) - 1] : 0, halo_y = k <= n ? hy[size_t(k) - 1] : 0;
+      pitch.push_back(round_up(width + 2 * halo_x, pitch_align));
+      capacity_rows.push_back(max_rows(std::min(k, n)) + 2 * halo_y);
+      work_floats = std::max(work_floats, size_t(channels) * pitch.back() * capacity_rows.back());
+      if (k <= n && temps[size_t(k) - 1] > 0) {
+        temp_floats = std::max(temp_floats, size_t(channels) * temp_pitch * capacity_rows.back());
+        max_temps = std::max(max_temps, temps[size_t(k) - 1]);
+      }
+    }
+    upload_bytes = size_t(width) * channels * type_size * max_rows(0);
+    download_bytes = size_t(width) * channels * type_size * strip_rows;
+  }
+
+  uint64_t slot_bytes() const {
+    return upload_bytes + download_bytes + sizeof(float) * (2 * work_floats + size_t(max_temps) * temp_floats);
+  }
+  bool indexable() const {
+    return work_floats <= max_buffer_floats && temp_floats <= max_buffer_floats &&
+           upload_bytes / type_size <= max_buffer_floats;
+  }
+  size_t plane_stride(int k) const { return size_t(pitch[size_t(k) - 1]) * capacity_rows[size_t(k) - 1]; }
+  Range strip(int i) const { return {i * strip_rows, std::min(height, (i + 1) * strip_rows)}; }
+  Range rows(int k, Range s) const {  // O_k
+    return {std::max(0, s.begin - rem[size_t(k)]), std::min(height, s.end + rem[size_t(k)])};
+  }
+
+  // Every out-of-image row a stage's border needs must come from rows the previous stage computed
+  // in the same strip (never true for wrap unless the strip is the whole image).
+  bool borders_reachable(const std::vector<Filter*>& chain) const {
+    for (int i = 0; i < strips; ++i) {
+      const Range s = strip(i);
+      for (int k = 1; k <= n; ++k) {
+        const Border border = chain[size_t(k) - 1]->border();
+        if (border.mode == BorderMode::constant) continue;
+        const Range out = rows(k, s), prev = rows(k - 1, s);
+        const int h = hy[size_t(k) - 1];
+        for (int p = out.begin - h; p < out.end + h; ++p) {
+          if (p >= 0 && p < height) {
+            p = height - 1;  // skip the inside
+            continue;
+          }
+          const int m = border_interpolate(p, height, border.mode);
+          if (m < prev.begin || m >= prev.end) return false;
+        }
+      }
+    }
+    return true;
+  }
+};
+
+struct Slot {
+  DeviceBuffer up, down, work[2];
+  std::vector<DeviceBuffer> temps;
+  cl::Buffer pinned_in, pinned_out;
+  void* host_in = nullptr;
+  void* host_out = nullptr;
+};
+
+struct Recorded {
+  cl::Event event;
+  std::string name;
+  int track;  // 0 upload, 1 compute, 2 download
+};
+
+struct HostSpan {
+  int track;  // 3 host pack, 4 host unpack
+  std::string name;
+  Clock::time_point start, end;
+};
+
+const char* const track_names[] = {"upload", "compute", "download", "host pack", "host unpack"};
+
+double busy_ms(std::vector<std::pair<double, double>> spans) {
+  std::sort(spans.begin(), spans.end());
+  double total = 0, cur_start = 0, cur_end = -1;
+  for (auto [s, e] : spans) {
+    if (s > cur_end) {
+      if (cur_end > cur_start) total += cur_end - cur_start;
+      cur_start = s;
+      cur_end = e;
+    } else {
+      cur_end = std::max(cur_end, e);
+    }
+  }
+  if (cur_end > cur_start) total += cur_end - cur_start;
+  return total / 1000.0;
+}
+
+class Run {
+ public:
+  Run(Device& device, const std::vector<Filter*>& chain, const Image& in, Image& out,
+      const RunOptions& options, const Layout& layout, int slots)
+      : device_(device), chain_(chain), in_(in), out_(out), options_(options), layout_(layout),
+        slots_(slots) {}
+
+  void execute(RunStats& stats);
+
+ private:
+  void make_queues();
+  void make_slots();
+  void enqueue_strip(int index, Slot& slot, cl::Event& downloaded);
+  void worker_loop();
+  void collect(RunStats& stats, Clock::time_point t0);
+
+  Device& device_;
+  const std::vector<Filter*>& chain_;
+  const Image& in_;
+  Image& out_;
+  const RunOptions& options_;
+  const Layout& layout_;
+  const int slots_;
+
+  cl::CommandQueue queues_[3];
+  cl::Kernel unpack_, pack_, pad_rows_, pad_cols_;
+  std::vector<Slot> ring_;
+
+  // profiling
+  std::vector<Recorded> recorded_;
+  std::vector<HostSpan> host_spans_;
+  std::mutex spans_mutex_;
+  Clock::time_point first_enqueue_;
+  cl::Event first_event_;
+
+  // worker: copies landed strips from pinned memory into the output image
+  struct Landing {
+    int index;
+    Slot* slot;
+    cl::Event downloaded;
+  };
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Landing> landing_;
+  int landed_ = 0;
+  bool closing_ = false;
+  std::exception_ptr worker_error_;
+};
+
+void Run::make_queues() {
+  const cl_command_queue_properties props = options_.profile ? CL_QUEUE_PROFILING_ENABLE : 0;
+  for (int q = 0; q < 3; ++q) {
+    if (q > 0 && options_.queues == 1) {
+      queues_[q] = queues_[0];
+      continue;
+    }
+    cl_int err = CL_SUCCESS;
+    queues_[q] = cl::CommandQueue(device_.context(), device_.device(), props, &err);
+    cl_check(err, "clCreateCommandQueue", track_names[q]);
+  }
+  const int pixel = int(in_.type());  // PixelType order matches CLF_PIXEL in pack.cl
+  cl::Program pack = device_.build("clf_pack", clf_kernel_pack_cl, "-D CLF_PIXEL=" + std::to_string(pixel));
+  cl::Program pad = device_.build("clf_pad", clf_kernel_pad_cl, "");
+  unpack_ = device_.kernel(pack, "clf_unpack");
+  pack_ = device_.kernel(pack, "clf_pack");
+  pad_rows_ = device_.kernel(pad, "clf_pad_rows");
+  pad_cols_ = device_.kernel(pad, "clf_pad_cols");
+}
+
+void Run::make_slots() {
+  ring_.resize(size_t(slots_));
+  for (auto& slot : ring_) {
+    slot.up = device_.alloc(layout_.upload_bytes, "upload strip", CL_MEM_READ_ONLY);
+    slot.down = device_.alloc(layout_.download_bytes, "download strip", CL_MEM_WRITE_ONLY);
+    for (auto& work : slot.work) work = device_.alloc(layout_.work_floats * sizeof(float), "strip planes");
+    for (int t = 0; t < layout_.max_temps; ++t)
+      slot.temps.push_back(device_.alloc(layout_.temp_floats * sizeof(float), "filter temp planes"));
+    // Pinned host staging: DMA runs from/to it while kernels run (pageable memory is several
+    // times slower and serialises on a bounce buffer).
+    cl_int err = CL_SUCCESS;
+    slot.pinned_in = cl::Buffer(device_.context(), CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_ONLY,
+                                layout_.upload_bytes, nullptr, &err);
+    cl_check(err, "clCreateBuffer", "pinned upload staging");
+    slot.pinned_out = cl::Buffer(device_.context(), CL_MEM_ALLOC_HOST_PTR | CL_MEM_WRITE_ONLY,
+                                 layout_.download_bytes, nullptr, &err);
+    cl_check(err, "clCreateBuffer", "pinned download staging");
+    slot.host_in = queues_[0].enqueueMapBuffer(slot.pinned_in, CL_TRUE, CL_MAP_WRITE, 0,
+                                               layout_.upload_bytes, nullptr, nullptr, &err);
+    cl_check(err, "clEnqueueMapBuffer", "pinned upload staging");
+    slot.host_out = queues_[2].enqueueMapBuffer(slot.pinned_out, CL_TRUE, CL_MAP_READ, 0,
+                                                layout_.download_bytes, nullptr, nullptr, &err);
+    cl_check(err, "clEnqueueMapBuffer", "pinned download staging");
+  }
+}
+
+void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
+  const Layout& L = layout_;
+  const Range strip = L.strip(index);
+  const Range up_rows = L.rows(0, strip);
+  const size_t row_bytes = in_.row_bytes();
+  const bool profile = options_.profile;
+  const std::string tag = "strip " + std::to_string(index) + " ";
+
+  // Host pack: the rows this strip needs, into pinned memory.
+  const auto pack_start = Clock::now();
+  std::memcpy(slot.host_in, in_.row(up_rows.begin), row_bytes * up_rows.size());
+  if (profile) {
+    std::lock_guard<std::mutex> lock(spans_mutex_);
+    host_spans_.push_back({3, tag + "pack", pack_start, Clock::now()});
+  }
+
+  cl::Event uploaded;
+  if (index == 0) first_enqueue_ = Clock::now();
+  cl_check(queues_[0].enqueueWriteBuffer(slot.up.get(), CL_FALSE, 0, row_bytes * up_rows.size(),
+                                         slot.host_in, nullptr, &uploaded),
+           "clEnqueueWriteBuffer", tag + "upload");
+  if (index == 0) first_event_ = uploaded;
+  if (profile) recorded_.push_back({uploaded, tag + "upload", 0});
+
+  // Compute: one Stage object carries the queue and the profiling sinks for every launch.
+  std::vector<cl::Event> kernel_events;
+  std::vector<std::string> kernel_names;
+  Stage stage;
+  stage.device_ = &device_;
+  stage.queue_ = &queues_[1];
+  stage.channels_ = L.channels;
+  if (profile) {
+    stage.events_ = &kernel_events;
+    stage.event_names_ = &kernel_names;
+  }
+  auto layout_plane = [&](int k, const DeviceBuffer& buffer, const Range& own_rows) {
+    // Plane of stage input k (k = n+1: the final output), origin at image row own_rows.begin.
+    Plane p;
+    p.buffer = buffer.get();
+    p.pitch = L.pitch[size_t(k) - 1];
+    p.plane_stride = int(L.plane_stride(k));
+    const int halo_x = k <= L.n ? L.hx[size_t(k) - 1] : 0, halo_y = k <= L.n ? L.hy[size_t(k) - 1] : 0;
+    p.origin = halo_y * p.pitch + halo_x;
+    p.width = L.width;
+    p.rows = own_rows.size();
+    return p;
+  };
+  auto work_for_input = [&](int k) -> const DeviceBuffer& { return slot.work[(k - 1) % 2]; };
+
+  // Unpack the uploaded native rows into stage 1's input planes.
+  {
+    const int k = 1;
+    const Range own = k <= L.n ? L.rows(1, strip) : strip;
+    Plane dst = plane_rows(layout_plane(k, work_for_input(k), own), up_rows.begin - own.begin, up_rows.size());
+    cl::Kernel& kernel = unpack_;
+    kernel.setArg(0, slot.up.get());
+    kernel.setArg(1, L.width);
+    kernel.setArg(2, up_rows.size());
+    kernel.setArg(3, L.channels);
+    dst.set_args(kernel, 4);
+    std::vector<cl::Event> wait{uploaded};
+    cl::Event event;
+    cl_check(queues_[1].enqueueNDRangeKernel(kernel, cl::NullRange,
+                                             cl::NDRange(round_up(L.width, 64), up_rows.size()),
+                                             cl::NDRange(64, 1), &wait, profile ? &event : nullptr),
+             "clEnqueueNDRangeKernel", "clf_unpack");
+    if (profile) {
+      kernel_events.push_back(event);
+      kernel_names.push_back("clf_unpack");
+    }
+  }
+
+  for (int k = 1; k <= L.n; ++k) {
+    Filter& filter = *chain_[size_t(k) - 1];
+    const Range own = L.rows(k, strip);
+    const int hx = L.hx[size_t(k) - 1], hy = L.hy[size_t(k) - 1];
+    const Border border = filter.border();
+    Plane input = layout_plane(k, work_for_input(k), own);
+
+    // Pad: halo rows outside the image, then left/right halo columns of rows inside it.
+    const int top = std::max(0, hy - own.begin);
+    const int bottom = std::max(0, own.end + hy - L.height);
+    for (auto [row_begin, count] : {std::pair{-hy, top}, std::pair{L.height - own.begin, bottom}}) {
+      if (count == 0) continue;
+      pad_rows_.setArg(0, input.buffer);
+      pad_rows_.setArg(1, input.origin);
+      pad_rows_.setArg(2, input.pitch);
+      pad_rows_.setArg(3, input.plane_stride);
+      pad_rows_.setArg(4, L.width);
+      pad_rows_.setArg(5, hx);
+      pad_rows_.setArg(6, own.begin);
+      pad_rows_.setArg(7, L.height);
+      pad_rows_.setArg(8, row_begin);
+      pad_rows_.setArg(9, int(border.mode));
+      pad_rows_.setArg(10, border.value);
+      stage.launch(pad_rows_, cl::NDRange(round_up(L.width + 2 * hx, 64), count, L.channels),
+                   cl::NDRange(64, 1, 1), "clf_pad_rows");
+    }
+    const int inside_begin = std::max(-hy, -own.begin);
+    const int inside_end = std::min(own.size() + hy, L.height - own.begin);
+    if (hx > 0 && inside_end > inside_begin) {
+      pad_cols_.setArg(0, input.buffer);
+      pad_cols_.setArg(1, input.origin);
+      pad_cols_.setArg(2, input.pitch);
+      pad_cols_.setArg(3, input.plane_stride);
+      pad_cols_.setArg(4, L.width);
+      pad_cols_.setArg(5, hx);
+      pad_cols_.setArg(6, inside_begin);
+      pad_cols_.setArg(7, int(border.mode));
+      pad_cols_.setArg(8, border.value);
+      stage.launch(pad_cols_, cl::NDRange(2 * hx, inside_end - inside_begin, L.channels),
+                   cl::NullRange, "clf_pad_cols");
+    }
+
+    // Output: into the next stage's input layout (or the final planes), at this stage's rows.
+    const Range next_own = k < L.n ? L.rows(k + 1, strip) : strip;
+    Plane output = plane_rows(layout_plane(k + 1, slot.work[k % 2], next_own), own.begin - next_own.begin, own.size());
+    stage.input_ = input;
+    stage.output_ = output;
+    stage.temps_.clear();
+    for (int t = 0; t < L.temps[size_t(k) - 1]; ++t) {
+      Plane temp;
+      temp.buffer = slot.temps[size_t(t)].get();
+      temp.pitch = L.temp_pitch;
+      temp.plane_stride = int(size_t(L.temp_pitch) * L.capacity_rows[size_t(k) - 1]);
+      temp.origin = hy * temp.pitch;
+      temp.width = L.width;
+      temp.rows = own.size();
+      stage.temps_.push_back(temp);
+    }
+    filter.enqueue(stage);
+  }
+
+  // Pack the final planes into native pixels.
+  {
+    Plane src = layout_plane(L.n + 1, slot.work[L.n % 2], strip);
+    pack_.setArg(0, src.buffer);
+    pack_.setArg(1, src.origin);
+    pack_.setArg(2, src.pitch);
+    pack_.setArg(3, src.plane_stride);
+    pack_.setArg(4, slot.down.get());
+    pack_.setArg(5, L.width);
+    pack_.setArg(6, strip.size());
+    pack_.setArg(7, L.channels);
+    stage.events_ = &kernel_events;  // the pack event orders the download: always keep it
+    stage.event_names_ = &kernel_names;
+    stage.launch(pack_, cl::NDRange(round_up(L.width, 64), strip.size()), cl::NDRange(64, 1), "clf_pack");
+  }
+  std::vector<cl::Event> computed{kernel_events.back()};
+  if (profile)
+    for (size_t e = 0; e < kernel_events.size(); ++e)
+      recorded_.push_back({kernel_events[e], tag + kernel_names[e], 1});
+
+  cl_check(queues_[2].enqueueReadBuffer(slot.down.get(), CL_FALSE, 0, out_.row_bytes() * strip.size(),
+                                        slot.host_out, &computed, &downloaded),
+           "clEnqueueReadBuffer", tag + "download");
+  if (profile) recorded_.push_back({downloaded, tag + "download", 2});
+  for (int q = 0; q < 3; ++q) cl_check(queues_[q].flush(), "clFlush", track_names[q]);
+}
+
+void Run::worker_loop() {
+  try {
+    for (;;) {
+      Landing job;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return !landing_.empty() || closing_; });
+        if (landing_.empty()) return;
+        job = landing_.front();
+        landing_.pop_front();
+      }
+      cl_check(job.downloaded.wait(), "clWaitForEvents", "strip " + std::to_string(job.index) + " download");
+      const auto start = Clock::now();
+      const Range strip = layout_.strip(job.index);
+      std::memcpy(out_.row(strip.begin), job.slot->host_out, out_.row_bytes() * strip.size());
+      if (options_.profile) {
+        std::lock_guard<std::mutex> lock(spans_mutex_);
+        host_spans_.push_back({4, "strip " + std::to_string(job.index) + " unpack", start, Clock::now()});
+      }
+      int done;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        done = ++landed_;
+      }
+      cv_.notify_all();
+      if (options_.progress) options_.progress(done, layout_.strips);
+    }
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    worker_error_ = std::current_exception();
+    closing_ = true;
+    cv_.notify_all();
+  }
+}
+
+void Run::execute(RunStats& stats) {
+  make_queues();
+  make_slots();
+  const auto t0 = Clock::now();
+  std::thread worker([this] { worker_loop(); });
+  std::exception_ptr error;
+  try {
+    for (int i = 0; i < layout_.strips; ++i) {
+      if (options_.cancel && options_.cancel->load())
+        throw Error(ErrorKind::cancelled, "interrupted after " + std::to_string(i) + " of " +
+                                              std::to_string(layout_.strips) + " strips");
+      {  // the slot is free once the strip that used it last has landed
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return landed_ >= i - slots_ + 1 || worker_error_; });
+        if (worker_error_) break;
+      }
+      Slot& slot = ring_[size_t(i % slots_)];
+      cl::Event downloaded;
+      enqueue_strip(i, slot, downloaded);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        landing_.push_back({i, &slot, downloaded});
+      }
+      cv_.notify_all();
+    }
+  } catch (...) {
+    error = std::current_exception();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closing_ = true;
+  }
+  cv_.notify_all();
+  worker.join();
+  for (auto& q : queues_) q.finish();
+  for (auto& slot : ring_) {
+    if (slot.host_in) queues_[0].enqueueUnmapMemObject(slot.pinned_in, slot.host_in);
+    if (slot.host_out) queues_[2].enqueueUnmapMemObject(slot.pinned_out, slot.host_out);
+  }
+  for (auto& q : queues_) q.finish();
+  if (error) std::rethrow_exception(error);
+  if (worker_error_) std::rethrow_exception(worker_error_);
+  stats.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  stats.bytes_uploaded = 0;
+  for (int i = 0; i < layout_.strips; ++i) {
+    stats.bytes_uploaded += in_.row_bytes() * layout_.rows(0, layout_.strip(i)).size();
+  }
+  stats.bytes_downloaded = out_.byte_size();
+  if (options_.profile) collect(stats, t0);
+}
+
+void Run::collect(RunStats& stats, Clock::time_point t0) {
+  // Device timestamps -> the host clock: the first upload was queued when the host enqueued it.
+  cl_ulong queued = 0;
+  first_event_.getProfilingInfo(CL_PROFILING_COMMAND_QUEUED, &queued);
+  const double offset_us =
+      std::chrono::duration<double, std::micro>(first_enqueue_ - t0).count() - double(queued) / 1000.0;
+  std::vector<std::pair<double, double>> spans[3];
+  for (auto& r : recorded_) {
+    cl_ulong start = 0, end = 0;
+    if (r.event.getProfilingInfo(CL_PROFILING_COMMAND_START, &start) != CL_SUCCESS ||
+        r.event.getProfilingInfo(CL_PROFILING_COMMAND_END, &end) != CL_SUCCESS)
+      continue;
+    const double s = double(start) / 1000.0 + offset_us, e = double(end) / 1000.0 + offset_us;
+    spans[r.track].push_back({s, e});
+    stats.trace.push_back({track_names[r.track], r.name, s, e});
+  }
+  for (auto& h : host_spans_)
+    stats.trace.push_back({track_names[h.track], h.name,
+                           std::chrono::duration<double, std::micro>(h.start - t0).count(),
+                           std::chrono::duration<double, std::micro>(h.end - t0).count()});
+  stats.upload_busy_ms = busy_ms(spans[0]);
+  stats.compute_busy_ms = busy_ms(spans[1]);
+  stats.download_busy_ms = busy_ms(spans[2]);
+  stats.profiled = true;
+}
+
+uint64_t default_budget(const DeviceInfo& info) {
+  // Leave room for other users of the device and for the driver's own allocations.
+  return info.global_mem_bytes / 2;
+}
+
+}  // namespace
+
+RunStats stream(Device& device, const std::vector<Filter*>& chain, const Image& in, Image& out,
+                const RunOptions& options) {
+  if (options.slots < 1 || options.slots > 64)
+    throw Error(ErrorKind::usage, "slots must be in [1, 64] (got " + std::to_string(options.slots) + ")");
+  if (options.queues != 1 && options.queues != 3)
+    throw Error(ErrorKind::usage, "queues must be 1 or 3 (got " + std::to_string(options.queues) + ")");
+  if (options.strip_rows < 0)
+    throw Error(ErrorKind::usage, "strip rows must be >= 0 (got " + std::to_string(options.strip_rows) + ")");
+  if (out.width() != in.width() || out.height() != in.height() || out.channels() != in.channels() ||
+      out.type() != in.type())
+    out = Image(in.width(), in.height(), in.channels(), in.type());
+
+  const DeviceInfo& info = device.info();
+  uint64_t budget = options.max_device_memory ? options.max_device_memory : default_budget(info);
+  const uint64_t fixed = device.bytes_in_use();  // filter weights and the like, already allocated
+  const int height = in.height();
+  RunStats stats;
+  stats.queues = options.queues;
+  int requested_rows = options.strip_rows;
+  for (int attempt = 0;; ++attempt) {
+    const uint64_t room = budget > fixed ? budget - fixed : 0;
+    auto fits = [&](const Layout& L, int slots) {
+      return L.indexable() && uint64_t(slots) * L.slot_bytes() <= room &&
+             L.work_floats * sizeof(float) <= info.max_alloc_bytes &&
+             L.upload_bytes <= info.max_alloc_bytes && L.temp_floats * sizeof(float) <= info.max_alloc_bytes;
+    };
+    int slots = options.slots;
+    // Strip height: the user's, else enough strips to overlap transfers with compute (about one
+    // per MPix, 8 to 16 on large images), capped by the budget.
+    int rows = requested_rows;
+    if (rows == 0) {
+      const int64_t pixels = int64_t(in.width()) * height;
+      const int strips = int(std::clamp<int64_t>(pixels >> 20, 1, 16));
+      rows = (height + strips - 1) / strips;
+      int lo = 1, hi = rows, best = 0;
+      while (lo <= hi) {  // the largest height <= rows that fits; slot bytes grow with it
+        const int mid = lo + (hi - lo) / 2;
+        if (fits(Layout(chain, in, mid), std::min(slots, (height + mid - 1) / mid))) {
+          best = mid;
+          lo = mid + 1;
+        } else {
+          hi = mid - 1;
+        }
+      }
+      rows = std::max(best, 1);
+    }
+    rows = std::min(rows, height);
+    while (!Layout(chain, in, rows).borders_reachable(chain) && rows < height)
+      rows = std::min(height, rows * 2);
+    Layout layout(chain, in, rows);
+    slots = std::min(slots, layout.strips);
+    if (!fits(layout, slots)) {
+      std::string why = layout.indexable() ? "" : " (a strip buffer passes 2^31 floats)";
+      throw Error(ErrorKind::device,
+                  "strips of " + std::to_string(rows) + " rows need " +
+                      std::to_string(uint64_t(slots) * layout.slot_bytes() >> 20) +
+                      " MiB of device memory, over the budget of " + std::to_string(room >> 20) +
+                      " MiB" + why +
+                      "; raise --max-device-memory, lower --slots, or use a border other than wrap "
+                      "(wrap needs the whole image on the device)",
+                  CL_MEM_OBJECT_ALLOCATION_FAILURE);
+    }
+    device.reset_peak();
+    stats.strips = layout.strips;
+    stats.strip_rows = layout.strip_rows;
+    stats.slots = slots;
+    stats.device_budget = budget;
+    stats.retries = attempt;
+    try {
+      Run run(device, chain, in, out, options, layout, slots);
+      run.execute(stats);
+      stats.device_bytes_peak = device.peak_bytes_in_use();
+      return stats;
+    } catch (const Error& e) {
+      // Out of device memory: retry with half the working set, down to one-row strips.
+      if (!e.is_out_of_memory() || (layout.strip_rows == 1 && slots == 1)) throw;
+      budget = fixed + uint64_t(slots) * layout.slot_bytes() / 2;
+      requested_rows = 0;
+      stats.trace.clear();
+    }
+  }
+}
+
+}  // namespace clf::detail

@@ -1,0 +1,120 @@
+// blur: Gaussian and box blurs (OpenCV GaussianBlur / boxFilter semantics), both separable
+// correlations on the shared tiled kernels. One plugin, two filters.
+#include <clf/correlate.hpp>
+#include <clf/error.hpp>
+#include <clf/filter.hpp>
+
+#include <cmath>
+
+namespace {
+using namespace clf;
+
+constexpr int max_radius = 512;
+
+// A blur is a separable correlation with a border: all that differs is how the taps are made.
+class SeparableBlur : public Filter {
+ public:
+  SeparableBlur(Device& device, const std::vector<float>& kx, const std::vector<float>& ky,
+                Border border, const std::string& name, std::string what)
+      : halo_{int(kx.size() / 2), int(ky.size() / 2)}, border_(border), what_(std::move(what)),
+        pass_(device, kx, ky, 0.f, name) {}
+  Halo halo() const override { return halo_; }
+  Border border() const override { return border_; }
+  int temp_planes() const override { return pass_.temp_planes(); }
+  void enqueue(Stage& stage) override { pass_.enqueue(stage); }
+  std::string describe() const override { return what_ + ", " + pass_.describe(); }
+
+ private:
+  Halo halo_;
+  Border border_;
+  std::string what_;
+  SeparableCorrelation pass_;
+};
+
+// ---- gaussian ------------------------------------------------------------------------------------
+std::vector<ParamSpec> gaussian_params() {
+  std::vector<ParamSpec> specs = {
+      {"sigma", ParamType::float_, "1", "standard deviation in pixels, both axes", 1e-3, 128},
+      {"sigma_x", ParamType::float_, "", "standard deviation along x (overrides sigma)", 1e-3, 128},
+      {"sigma_y", ParamType::float_, "", "standard deviation along y (overrides sigma)", 1e-3, 128},
+      {"radius", ParamType::int_, "",
+       "kernel radius, both axes (default from sigma as OpenCV does for float images: "
+       "ksize = round(8 sigma + 1) | 1, radius = ksize / 2)", 0, max_radius},
+  };
+  for (auto& b : border_param_specs()) specs.push_back(b);
+  return specs;
+}
+
+// OpenCV getGaussianKernel: exp(-x^2 / (2 sigma^2)) sampled at integers, normalised to sum 1.
+std::vector<float> gaussian_taps(double sigma, int radius) {
+  std::vector<double> taps(size_t(2 * radius + 1));
+  double sum = 0;
+  for (int i = -radius; i <= radius; ++i) sum += taps[size_t(i + radius)] = std::exp(-0.5 * i * i / (sigma * sigma));
+  std::vector<float> out;
+  for (double t : taps) out.push_back(float(t / sum));
+  return out;
+}
+
+int radius_from_sigma(double sigma) {
+  const int ksize = int(std::lrint(sigma * 8 + 1)) | 1;
+  return std::min(ksize / 2, max_radius);
+}
+
+class GaussianFactory : public FilterFactory {
+ public:
+  std::string name() const override { return "gaussian"; }
+  std::string summary() const override { return "Gaussian blur (OpenCV GaussianBlur), separable"; }
+  std::vector<ParamSpec> params() const override { return gaussian_params(); }
+  std::unique_ptr<Filter> create(const Params& p, Device& device) const override {
+    const double sx = p.has("sigma_x") ? p.get_float("sigma_x") : p.get_float("sigma");
+    const double sy = p.has("sigma_y") ? p.get_float("sigma_y") : sx;
+    const int rx = p.has("radius") ? p.get_int("radius") : radius_from_sigma(sx);
+    const int ry = p.has("radius") ? p.get_int("radius") : radius_from_sigma(sy);
+    char what[128];
+    std::snprintf(what, sizeof what, "gaussian sigma %gx%g radius %dx%d", sx, sy, rx, ry);
+    return std::make_unique<SeparableBlur>(device, gaussian_taps(sx, rx), gaussian_taps(sy, ry),
+                                           border_from_params(p), "gaussian", what);
+  }
+};
+
+// ---- box -----------------------------------------------------------------------------------------
+std::vector<ParamSpec> box_params() {
+  std::vector<ParamSpec> specs = {
+      {"radius", ParamType::int_, "1", "half the window: the window is (2 radius + 1) pixels square", 0, max_radius},
+      {"size", ParamType::int_, "", "window size in pixels, odd (alternative to radius)", 1, 2 * max_radius + 1},
+      {"normalize", ParamType::bool_, "true", "average (true) or plain sum (false) of the window"},
+  };
+  for (auto& b : border_param_specs()) specs.push_back(b);
+  return specs;
+}
+
+class BoxFactory : public FilterFactory {
+ public:
+  std::string name() const override { return "box"; }
+  std::string summary() const override { return "box blur: mean (or sum) of a square window (OpenCV boxFilter)"; }
+  std::vector<ParamSpec> params() const override { return box_params(); }
+  std::unique_ptr<Filter> create(const Params& p, Device& device) const override {
+    int radius = p.get_int("radius");
+    if (p.has("size")) {
+      if (p.given("radius"))
+        throw Error(ErrorKind::usage, "box: give radius or size, not both");
+      const int size = p.get_int("size");
+      if (size % 2 == 0)
+        throw Error(ErrorKind::usage, "box: size must be odd (got " + std::to_string(size) + ")");
+      radius = size / 2;
+    }
+    const int n = 2 * radius + 1;
+    const bool normalize = p.get_bool("normalize");
+    const std::vector<float> taps(size_t(n), normalize ? 1.f / float(n) : 1.f);
+    const std::string what = "box " + std::to_string(n) + "x" + std::to_string(n) +
+                             (normalize ? " mean" : " sum");
+    return std::make_unique<SeparableBlur>(device, taps, taps, border_from_params(p), "box", what);
+  }
+};
+
+PluginManifest manifest() {
+  return {{std::make_shared<GaussianFactory>(), std::make_shared<BoxFactory>()}};
+}
+}  // namespace
+
+CLF_PLUGIN(manifest)

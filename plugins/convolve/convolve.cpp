@@ -1,0 +1,144 @@
+// convolve: a user-given KxK kernel, correlated like OpenCV's filter2D (flip=true for true
+// convolution). A rank-1 matrix is split into a row and a column kernel and runs separably.
+#include <clf/correlate.hpp>
+#include <clf/error.hpp>
+#include <clf/filter.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace {
+using namespace clf;
+
+constexpr int max_size = 127;
+
+std::vector<ParamSpec> convolve_params() {
+  std::vector<ParamSpec> specs = {
+      {"kernel", ParamType::matrix, "",
+       "the matrix: rows separated by ';', values by ',' (e.g. 1,2,1;2,4,2;1,2,1); odd width and height"},
+      {"kernel_file", ParamType::string, "", "text file with the matrix: one row per line, values separated by spaces or commas, # comments"},
+      {"normalize", ParamType::bool_, "false", "divide the kernel by the sum of its values"},
+      {"anchor", ParamType::string, "", "kernel cell aligned with the output pixel, as X;Y (default: the centre)"},
+      {"delta", ParamType::float_, "0", "added to every result"},
+      {"flip", ParamType::bool_, "false",
+       "rotate the kernel 180 degrees: mathematical convolution instead of filter2D's correlation"},
+  };
+  for (auto& b : border_param_specs()) specs.push_back(b);
+  return specs;
+}
+
+Matrix read_kernel_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ErrorKind::io, "convolve: cannot read kernel_file '" + path + "'");
+  std::string text, line;
+  while (std::getline(in, line)) {
+    if (auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    if (line.find_first_not_of(" \t\r,") != std::string::npos) text += line + ";";
+  }
+  return parse_matrix(text, "convolve: kernel_file '" + path + "'");
+}
+
+// Rank 1 when every row is a multiple of the row holding the largest value: A = u v^T.
+bool split_rank1(const Matrix& m, std::vector<float>& kx, std::vector<float>& ky) {
+  int pr = 0, pc = 0;
+  double peak = 0;
+  for (int r = 0; r < m.rows; ++r)
+    for (int c = 0; c < m.cols; ++c)
+      if (std::abs(m.at(r, c)) > peak) peak = std::abs(m.at(r, c)), pr = r, pc = c;
+  if (peak == 0) return false;
+  const double pivot = m.at(pr, pc);
+  for (int r = 0; r < m.rows; ++r)
+    for (int c = 0; c < m.cols; ++c)
+      if (std::abs(m.at(r, pc) * m.at(pr, c) / pivot - m.at(r, c)) > 1e-7 * peak) return false;
+  kx.clear();
+  ky.clear();
+  for (int c = 0; c < m.cols; ++c) kx.push_back(float(m.at(pr, c) / pivot));
+  for (int r = 0; r < m.rows; ++r) ky.push_back(float(m.at(r, pc)));
+  return true;
+}
+
+class Convolve : public Filter {
+ public:
+  Convolve(Device& device, const Matrix& m, float delta, Border border, const std::string& what)
+      : halo_{m.cols / 2, m.rows / 2}, border_(border), what_(what) {
+    std::vector<float> kx, ky;
+    if (m.rows * m.cols > 1 && split_rank1(m, kx, ky)) {
+      separable_ = std::make_unique<SeparableCorrelation>(device, kx, ky, delta, "convolve");
+    } else {
+      std::vector<float> w(m.values.begin(), m.values.end());
+      direct_ = std::make_unique<Correlation>(device, halo_.x, halo_.y, w, delta, "convolve");
+    }
+  }
+  Halo halo() const override { return halo_; }
+  Border border() const override { return border_; }
+  int temp_planes() const override { return separable_ ? separable_->temp_planes() : 0; }
+  void enqueue(Stage& stage) override {
+    if (separable_)
+      separable_->enqueue(stage);
+    else
+      direct_->enqueue(stage, stage.input(), stage.output());
+  }
+  std::string describe() const override {
+    return what_ + (separable_ ? ", rank 1: separable, " + separable_->describe()
+                               : ", 2-D, " + direct_->describe());
+  }
+
+ private:
+  Halo halo_;
+  Border border_;
+  std::string what_;
+  std::unique_ptr<SeparableCorrelation> separable_;
+  std::unique_ptr<Correlation> direct_;
+};
+
+class ConvolveFactory : public FilterFactory {
+ public:
+  std::string name() const override { return "convolve"; }
+  std::string summary() const override {
+    return "correlate with a KxK matrix like OpenCV filter2D (no flip; flip=true convolves)";
+  }
+  std::vector<ParamSpec> params() const override { return convolve_params(); }
+  std::unique_ptr<Filter> create(const Params& p, Device& device) const override {
+    if (p.has("kernel") == p.has("kernel_file"))
+      throw Error(ErrorKind::usage, "convolve: give exactly one of kernel=ROWS or kernel_file=PATH "
+                                    "(e.g. convolve:kernel=0,-1,0;-1,5,-1;0,-1,0)");
+    Matrix m = p.has("kernel") ? p.get_matrix("kernel") : read_kernel_file(p.get_string("kernel_file"));
+    const std::string size = std::to_string(m.cols) + "x" + std::to_string(m.rows);
+    if (m.cols > max_size || m.rows > max_size)
+      throw Error(ErrorKind::usage, "convolve: kernel " + size + " is larger than " +
+                                        std::to_string(max_size) + "x" + std::to_string(max_size));
+    if (p.get_bool("flip")) std::reverse(m.values.begin(), m.values.end());
+    if (p.has("anchor")) {  // re-centre: pad with zeros so the anchor becomes the middle cell
+      int ax = -1, ay = -1, used = 0;
+      const std::string a = p.get_string("anchor");
+      if (std::sscanf(a.c_str(), "%d;%d%n", &ax, &ay, &used) != 2 || used != int(a.size()) || ax < 0 ||
+          ay < 0 || ax >= m.cols || ay >= m.rows)
+        throw Error(ErrorKind::usage, "convolve: anchor must be X;Y inside the " + size +
+                                          " kernel (got '" + a + "')");
+      const int rx = std::max(ax, m.cols - 1 - ax), ry = std::max(ay, m.rows - 1 - ay);
+      Matrix padded{2 * ry + 1, 2 * rx + 1, std::vector<double>(size_t(2 * ry + 1) * (2 * rx + 1), 0.0)};
+      for (int r = 0; r < m.rows; ++r)
+        for (int c = 0; c < m.cols; ++c)
+          padded.values[size_t(r - ay + ry) * padded.cols + (c - ax + rx)] = m.at(r, c);
+      m = padded;
+    } else if (m.cols % 2 == 0 || m.rows % 2 == 0) {
+      throw Error(ErrorKind::usage, "convolve: kernel " + size +
+                                        " has no centre; use odd width and height, or set anchor=X;Y");
+    }
+    if (p.get_bool("normalize")) {
+      double sum = 0;
+      for (double v : m.values) sum += v;
+      if (std::abs(sum) < 1e-12)
+        throw Error(ErrorKind::usage, "convolve: normalize=true but the kernel sums to 0");
+      for (double& v : m.values) v /= sum;
+    }
+    return std::make_unique<Convolve>(device, m, float(p.get_float("delta")), border_from_params(p),
+                                      "convolve " + size);
+  }
+};
+
+PluginManifest manifest() { return {{std::make_shared<ConvolveFactory>()}}; }
+}  // namespace
+
+CLF_PLUGIN(manifest)

@@ -1,0 +1,180 @@
+// sobel: image derivatives with OpenCV's Sobel/Scharr kernels: one derivative (mode=x|y|xy) as a
+// separable correlation, or the gradient magnitude sqrt(Gx^2 + Gy^2) in one fused pass.
+#include <clf/correlate.hpp>
+#include <clf/error.hpp>
+#include <clf/filter.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+extern const char* const sobel_sobel_cl;
+
+namespace {
+using namespace clf;
+
+std::vector<ParamSpec> sobel_params() {
+  std::vector<ParamSpec> specs = {
+      {"mode", ParamType::enum_, "magnitude",
+       "magnitude = sqrt(Gx^2 + Gy^2); x = d^dx/dx^dx; y = d^dy/dy^dy; xy = mixed d^(dx+dy)/dx^dx dy^dy "
+       "(OpenCV's Sobel(dx, dy))"},
+      {"dx", ParamType::int_, "1", "derivative order along x", 0, 6},
+      {"dy", ParamType::int_, "1", "derivative order along y", 0, 6},
+      {"ksize", ParamType::enum_, "3", "kernel size; 1 = [-1 0 1] with no smoothing"},
+      {"scharr", ParamType::bool_, "false", "use the 3x3 Scharr kernel (more rotation-invariant); first derivatives only"},
+      {"scale", ParamType::float_, "1", "multiplies the result"},
+      {"delta", ParamType::float_, "0", "added to the result after scaling"},
+  };
+  specs[0].choices = {"magnitude", "x", "y", "xy"};
+  specs[3].choices = {"1", "3", "5", "7"};
+  for (auto& b : border_param_specs()) specs.push_back(b);
+  return specs;
+}
+
+// OpenCV's 1-D derivative kernel: a binomial smoothing of ksize - order taps convolved `order`
+// times with [-1, 1]. ksize 1 means no smoothing (3 taps for a derivative, [1] otherwise).
+std::vector<float> deriv_kernel(int order, int ksize, bool scharr) {
+  if (scharr) return order == 0 ? std::vector<float>{3, 10, 3} : std::vector<float>{-1, 0, 1};
+  if (ksize == 1) {
+    if (order == 0) return {1};
+    ksize = 3;
+  }
+  std::vector<double> k{1};
+  for (int i = 0; i < ksize - order - 1; ++i) {  // binomial: convolve with [1, 1]
+    std::vector<double> next(k.size() + 1, 0);
+    for (size_t j = 0; j < k.size(); ++j) {
+      next[j] += k[j];
+      next[j + 1] += k[j];
+    }
+    k = next;
+  }
+  for (int i = 0; i < order; ++i) {  // difference: convolve with [-1, 1]
+    std::vector<double> next(k.size() + 1, 0);
+    for (size_t j = 0; j < k.size(); ++j) {
+      next[j] -= k[j];
+      next[j + 1] += k[j];
+    }
+    k = next;
+  }
+  return std::vector<float>(k.begin(), k.end());
+}
+
+// Outer product ky x kx zero-padded to (2r+1)^2, row-major.
+std::vector<float> padded_outer(const std::vector<float>& kx, const std::vector<float>& ky, int r) {
+  const int n = 2 * r + 1, ox = r - int(kx.size() / 2), oy = r - int(ky.size() / 2);
+  std::vector<float> w(size_t(n) * n, 0.f);
+  for (size_t j = 0; j < ky.size(); ++j)
+    for (size_t i = 0; i < kx.size(); ++i) w[(oy + j) * n + ox + i] = ky[j] * kx[i];
+  return w;
+}
+
+class SobelMagnitude : public Filter {
+ public:
+  SobelMagnitude(Device& device, const std::vector<float>& wx, const std::vector<float>& wy, int r,
+                 float scale, float delta, Border border, std::string what)
+      : radius_(r), scale_(scale), delta_(delta), border_(border), what_(std::move(what)),
+        tiling_(choose_tiling(device, r, r)) {
+    const std::string options = "-D RX=" + std::to_string(r) + " -D RY=" + std::to_string(r) + tiling_.defines();
+    cl::Program program = device.build("sobel.cl", sobel_sobel_cl, options);
+    kernel_ = device.kernel(program, tiling_.variant == Variant::tiled ? "sobel_magnitude_tiled"
+                                                                       : "sobel_magnitude_direct");
+    wx_ = device.upload(wx.data(), wx.size() * sizeof(float), "sobel x weights");
+    wy_ = device.upload(wy.data(), wy.size() * sizeof(float), "sobel y weights");
+  }
+  Halo halo() const override { return {radius_, radius_}; }
+  Border border() const override { return border_; }
+  void enqueue(Stage& stage) override {
+    cl_uint arg = stage.input().set_args(kernel_, 0);
+    arg = stage.output().set_args(kernel_, arg);
+    kernel_.setArg(arg++, stage.width());
+    kernel_.setArg(arg++, stage.rows());
+    kernel_.setArg(arg++, wx_.get());
+    kernel_.setArg(arg++, wy_.get());
+    kernel_.setArg(arg++, scale_);
+    kernel_.setArg(arg++, delta_);
+    stage.launch(kernel_, tiling_.global(stage.width(), stage.rows(), stage.channels()),
+                 tiling_.local(), "sobel_magnitude");
+  }
+  std::string describe() const override { return what_ + ", fused magnitude, " + tiling_.describe(); }
+
+ private:
+  int radius_;
+  float scale_, delta_;
+  Border border_;
+  std::string what_;
+  Tiling tiling_;
+  cl::Kernel kernel_;
+  DeviceBuffer wx_, wy_;
+};
+
+class SobelDerivative : public Filter {
+ public:
+  SobelDerivative(Device& device, const std::vector<float>& kx, const std::vector<float>& ky,
+                  float delta, Border border, std::string what)
+      : halo_{int(kx.size() / 2), int(ky.size() / 2)}, border_(border), what_(std::move(what)),
+        pass_(device, kx, ky, delta, "sobel") {}
+  Halo halo() const override { return halo_; }
+  Border border() const override { return border_; }
+  int temp_planes() const override { return pass_.temp_planes(); }
+  void enqueue(Stage& stage) override { pass_.enqueue(stage); }
+  std::string describe() const override { return what_ + ", " + pass_.describe(); }
+
+ private:
+  Halo halo_;
+  Border border_;
+  std::string what_;
+  SeparableCorrelation pass_;
+};
+
+class SobelFactory : public FilterFactory {
+ public:
+  std::string name() const override { return "sobel"; }
+  std::string summary() const override {
+    return "image derivatives (OpenCV Sobel/Scharr); default: gradient magnitude of a 3x3 Sobel";
+  }
+  std::vector<ParamSpec> params() const override { return sobel_params(); }
+
+  std::unique_ptr<Filter> create(const Params& p, Device& device) const override {
+    const std::string mode = p.get_string("mode");
+    const bool scharr = p.get_bool("scharr");
+    const int ksize = p.get_int("ksize");
+    int dx = p.get_int("dx"), dy = p.get_int("dy");
+    if (mode == "x") dy = 0;
+    if (mode == "y") dx = 0;
+    if (scharr && p.given("ksize") && ksize != 3)
+      throw Error(ErrorKind::usage, "sobel: scharr is 3x3 only (got ksize=" + std::to_string(ksize) + ")");
+    const int max_order = scharr ? 1 : std::max(ksize, 3) - 1;
+    auto check_order = [&](const char* name, int order, bool needed) {
+      if (needed && order < 1)
+        throw Error(ErrorKind::usage, std::string("sobel: ") + name + " must be >= 1 for mode=" + mode);
+      if (order > max_order)
+        throw Error(ErrorKind::usage, std::string("sobel: ") + name + "=" + std::to_string(order) +
+                                          " is too high for " + (scharr ? "scharr" : "ksize=" + std::to_string(ksize)) +
+                                          " (at most " + std::to_string(max_order) + ")");
+    };
+    check_order("dx", dx, mode == "x" || mode == "magnitude");
+    check_order("dy", dy, mode == "y" || mode == "magnitude");
+    if (mode == "xy" && dx + dy == 0) throw Error(ErrorKind::usage, "sobel: mode=xy needs dx + dy >= 1");
+    if (scharr && mode == "xy" && dx + dy != 1)
+      throw Error(ErrorKind::usage, "sobel: scharr computes first derivatives only (dx + dy must be 1 for mode=xy)");
+
+    const float scale = float(p.get_float("scale")), delta = float(p.get_float("delta"));
+    const Border border = border_from_params(p);
+    const std::string what = std::string(scharr ? "scharr" : "sobel ksize " + std::to_string(ksize)) +
+                             " mode " + mode + " dx " + std::to_string(dx) + " dy " + std::to_string(dy);
+    if (mode == "magnitude") {
+      const auto gx_x = deriv_kernel(dx, ksize, scharr), gx_y = deriv_kernel(0, ksize, scharr);
+      const auto gy_x = deriv_kernel(0, ksize, scharr), gy_y = deriv_kernel(dy, ksize, scharr);
+      const int r = int(std::max({gx_x.size(), gx_y.size(), gy_x.size(), gy_y.size()}) / 2);
+      return std::make_unique<SobelMagnitude>(device, padded_outer(gx_x, gx_y, r),
+                                              padded_outer(gy_x, gy_y, r), r, scale, delta, border, what);
+    }
+    std::vector<float> kx = deriv_kernel(dx, ksize, scharr), ky = deriv_kernel(dy, ksize, scharr);
+    for (float& v : kx) v *= scale;
+    return std::make_unique<SobelDerivative>(device, kx, ky, delta, border, what);
+  }
+};
+
+PluginManifest manifest() { return {{std::make_shared<SobelFactory>()}}; }
+}  // namespace
+
+CLF_PLUGIN(manifest)
