@@ -561,16 +561,23 @@ RunStats stream(Device& device, const std::vector<Filter*>& chain, const Image& 
     if (rows == 0) {
       const int64_t pixels = int64_t(in.width()) * height;
       const int strips = int(std::clamp<int64_t>(pixels >> 20, 1, 16));
-      rows = (height + strips - 1) / strips;
-      int lo = 1, hi = rows, best = 0;
-      while (lo <= hi) {  // the largest height <= rows that fits; slot bytes grow with it
-        const int mid = lo + (hi - lo) / 2;
-        if (fits(Layout(chain, in, mid), std::min(slots, (height + mid - 1) / mid))) {
-          best = mid;
-          lo = mid + 1;
-        } else {
-          hi = mid - 1;
+      const int target = (height + strips - 1) / strips;
+      // The largest height <= target that fits (slot bytes grow with it); when not even one row
+      // fits with this many slots, fewer slots in flight beat failing.
+      int best = 0;
+      for (;;) {
+        int lo = 1, hi = target;
+        while (lo <= hi) {
+          const int mid = lo + (hi - lo) / 2;
+          if (fits(Layout(chain, in, mid), std::min(slots, (height + mid - 1) / mid))) {
+            best = mid;
+            lo = mid + 1;
+          } else {
+            hi = mid - 1;
+          }
         }
+        if (best > 0 || slots == 1) break;
+        --slots;
       }
       rows = std::max(best, 1);
     }

@@ -1,0 +1,35 @@
+// Test plugin: a well-formed plugin with one filter, test_scale (multiplies by `factor`).
+#include <clf/correlate.hpp>
+#include <clf/filter.hpp>
+
+namespace {
+using namespace clf;
+
+class Scale : public Filter {
+ public:
+  Scale(Device& device, float factor) : pass_(device, 0, 0, {factor}, 0.f, "test_scale") {}
+  Halo halo() const override { return {}; }
+  Border border() const override { return {}; }
+  void enqueue(Stage& stage) override { pass_.enqueue(stage, stage.input(), stage.output()); }
+  std::string describe() const override { return "test_scale"; }
+
+ private:
+  Correlation pass_;
+};
+
+class ScaleFactory : public FilterFactory {
+ public:
+  std::string name() const override { return "test_scale"; }
+  std::string summary() const override { return "multiplies every pixel by factor (test plugin)"; }
+  std::vector<ParamSpec> params() const override {
+    return {{"factor", ParamType::float_, "2", "the multiplier", -100, 100}};
+  }
+  std::unique_ptr<Filter> create(const Params& p, Device& device) const override {
+    return std::make_unique<Scale>(device, float(p.get_float("factor")));
+  }
+};
+
+PluginManifest manifest() { return {{std::make_shared<ScaleFactory>()}}; }
+}  // namespace
+
+CLF_PLUGIN(manifest)

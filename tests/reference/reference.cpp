@@ -1,0 +1,106 @@
+// Plain loops; see reference.hpp.
+#include "reference.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace ref {
+
+Border border_from_name(const std::string& name) {
+  if (name == "replicate") return Border::replicate;
+  if (name == "reflect") return Border::reflect;
+  if (name == "reflect101") return Border::reflect101;
+  if (name == "wrap") return Border::wrap;
+  if (name == "constant") return Border::constant;
+  throw std::invalid_argument("unknown border " + name);
+}
+
+int border_index(int p, int n, Border border) {
+  if (p >= 0 && p < n) return p;
+  switch (border) {
+    case Border::replicate:
+      return p < 0 ? 0 : n - 1;
+    case Border::wrap:
+      return ((p % n) + n) % n;
+    case Border::constant:
+      return -1;
+    case Border::reflect: {  // period 2n: ...cba|abc...cba|abc
+      const int m = ((p % (2 * n)) + 2 * n) % (2 * n);
+      return m < n ? m : 2 * n - 1 - m;
+    }
+    case Border::reflect101: {  // period 2n-2: ...dcb|abcd...dcb
+      if (n == 1) return 0;
+      const int period = 2 * n - 2;
+      const int m = ((p % period) + period) % period;
+      return m < n ? m : period - m;
+    }
+  }
+  return -1;
+}
+
+Image correlate(const Image& in, const std::vector<double>& k, int kw, int kh, Border border,
+                double border_value, double delta) {
+  Image out = in;
+  for (int y = 0; y < in.height; ++y)
+    for (int x = 0; x < in.width; ++x)
+      for (int c = 0; c < in.channels; ++c) {
+        double sum = 0;
+        for (int j = 0; j < kh; ++j)
+          for (int i = 0; i < kw; ++i) {
+            const int sx = border_index(x + i - kw / 2, in.width, border);
+            const int sy = border_index(y + j - kh / 2, in.height, border);
+            const double v = (sx < 0 || sy < 0) ? border_value : in.at(sx, sy, c);
+            sum += k[size_t(j) * kw + i] * v;
+          }
+        out.at(x, y, c) = sum + delta;
+      }
+  return out;
+}
+
+std::vector<double> gaussian_1d(double sigma, int radius) {
+  std::vector<double> k;
+  double sum = 0;
+  for (int i = -radius; i <= radius; ++i) {
+    k.push_back(std::exp(-(i * i) / (2 * sigma * sigma)));
+    sum += k.back();
+  }
+  for (double& v : k) v /= sum;
+  return k;
+}
+
+std::vector<double> outer(const std::vector<double>& column, const std::vector<double>& row) {
+  std::vector<double> k;
+  for (double c : column)
+    for (double r : row) k.push_back(c * r);
+  return k;
+}
+
+std::vector<double> sobel_1d(int order, int size) {
+  if (size == 3) {
+    if (order == 0) return {1, 2, 1};
+    if (order == 1) return {-1, 0, 1};
+    return {1, -2, 1};
+  }
+  if (size == 5) {
+    if (order == 0) return {1, 4, 6, 4, 1};
+    if (order == 1) return {-1, -2, 0, 2, 1};
+    return {1, 0, -2, 0, 1};
+  }
+  if (size == 7) {
+    if (order == 0) return {1, 6, 15, 20, 15, 6, 1};
+    if (order == 1) return {-1, -4, -5, 0, 5, 4, 1};
+    return {1, 2, -1, -4, -1, 2, 1};
+  }
+  throw std::invalid_argument("sobel size");
+}
+
+Image sobel_magnitude(const Image& in, Border border) {
+  const Image gx = correlate(in, outer(sobel_1d(0, 3), sobel_1d(1, 3)), 3, 3, border);
+  const Image gy = correlate(in, outer(sobel_1d(1, 3), sobel_1d(0, 3)), 3, 3, border);
+  Image out = in;
+  for (size_t i = 0; i < out.values.size(); ++i)
+    out.values[i] = std::sqrt(gx.values[i] * gx.values[i] + gy.values[i] * gy.values[i]);
+  return out;
+}
+
+}  // namespace ref

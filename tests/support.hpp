@@ -1,0 +1,146 @@
+// Shared by the test files: one device and registry per process, random images, conversions to
+// the reference's doubles, and comparisons that report where they failed.
+#pragma once
+#include <Imath/half.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "clf/clf.hpp"
+#include "reference/reference.hpp"
+
+namespace test {
+
+inline std::shared_ptr<clf::Device> device() {
+  static std::shared_ptr<clf::Device> d = clf::Device::open();
+  return d;
+}
+
+inline const clf::Registry& registry() {
+  static clf::Registry r({CLF_TEST_PLUGIN_DIR}, false);
+  return r;
+}
+
+// Deterministic random image; floats in [0, 1], integers over their full range.
+inline clf::Image random_image(int w, int h, int c, clf::PixelType type, unsigned seed = 1) {
+  clf::Image img(w, h, c, type);
+  std::mt19937 rng(seed * 7919u + unsigned(w * 31 + h * 17 + c));
+  std::uniform_real_distribution<float> unit(0.f, 1.f);
+  const size_t n = size_t(w) * h * c;
+  for (size_t i = 0; i < n; ++i) {
+    const float u = unit(rng);
+    switch (type) {
+      case clf::PixelType::u8: img.pixels<uint8_t>()[i] = uint8_t(u * 255.f + 0.5f); break;
+      case clf::PixelType::u16: img.pixels<uint16_t>()[i] = uint16_t(u * 65535.f + 0.5f); break;
+      case clf::PixelType::f16: img.pixels<uint16_t>()[i] = Imath::half(u).bits(); break;
+      case clf::PixelType::f32: img.pixels<float>()[i] = u; break;
+    }
+  }
+  return img;
+}
+
+inline double value(const clf::Image& img, size_t i) {
+  switch (img.type()) {
+    case clf::PixelType::u8: return img.pixels<uint8_t>()[i];
+    case clf::PixelType::u16: return img.pixels<uint16_t>()[i];
+    case clf::PixelType::f16: {
+      Imath::half h;
+      h.setBits(img.pixels<uint16_t>()[i]);
+      return float(h);
+    }
+    case clf::PixelType::f32: return img.pixels<float>()[i];
+  }
+  return 0;
+}
+
+inline ref::Image to_ref(const clf::Image& img) {
+  ref::Image r{img.width(), img.height(), img.channels(), {}};
+  const size_t n = size_t(img.width()) * img.height() * img.channels();
+  for (size_t i = 0; i < n; ++i) r.values.push_back(value(img, i));
+  return r;
+}
+
+// The reference value as stored in `type`: OpenCV rounds half to even and saturates integers.
+inline double stored(double v, clf::PixelType type) {
+  switch (type) {
+    case clf::PixelType::u8: return std::min(255.0, std::max(0.0, std::nearbyint(v)));
+    case clf::PixelType::u16: return std::min(65535.0, std::max(0.0, std::nearbyint(v)));
+    case clf::PixelType::f16: return float(Imath::half(float(v)));
+    case clf::PixelType::f32: return v;
+  }
+  return v;
+}
+
+// Max difference allowed: 1e-5 for f32 (inputs in [0, 1]), 1 LSB for integers, half precision for f16.
+inline double tolerance(clf::PixelType type, double magnitude) {
+  switch (type) {
+    case clf::PixelType::u8:
+    case clf::PixelType::u16: return 1.0;
+    case clf::PixelType::f16: return 2e-3 * std::max(1.0, std::abs(magnitude));
+    case clf::PixelType::f32: return 1e-5 * std::max(1.0, std::abs(magnitude));
+  }
+  return 0;
+}
+
+// Checks every sample of `got` against the reference; reports the first mismatch's position.
+// `kernel_l1` (sum of |weights|) scales the float tolerance: a 7x7 derivative sums terms hundreds
+// of times larger than its result, and float rounding grows with them.
+inline void check_matches(const clf::Image& got, const ref::Image& want, double kernel_l1 = 1) {
+  REQUIRE(got.width() == want.width);
+  REQUIRE(got.height() == want.height);
+  REQUIRE(got.channels() == want.channels);
+  const size_t n = want.values.size();
+  size_t bad = n;
+  double worst = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double expect = stored(want.values[i], got.type());
+    const double diff = std::abs(value(got, i) - expect);
+    if (!(diff <= tolerance(got.type(), std::max(std::abs(expect), kernel_l1))) && bad == n) bad = i;
+    if (diff > worst) worst = diff;
+  }
+  INFO("worst difference " << worst);
+  if (bad != n) {
+    const size_t px = bad / want.channels;
+    INFO("first mismatch at x=" << px % want.width << " y=" << px / want.width << " c="
+                                << bad % want.channels << ": got " << value(got, bad)
+                                << ", want " << stored(want.values[bad], got.type()));
+    CHECK(bad == n);
+  } else {
+    CHECK(bad == n);
+  }
+}
+
+inline bool identical(const clf::Image& a, const clf::Image& b) {
+  return a.width() == b.width() && a.height() == b.height() && a.channels() == b.channels() &&
+         a.type() == b.type() && std::equal(a.data(), a.data() + a.byte_size(), b.data());
+}
+
+inline clf::Image run_chain(const std::vector<std::string>& specs, const clf::Image& in,
+                            const clf::RunOptions& options = {}, clf::RunStats* stats = nullptr) {
+  clf::Pipeline pipeline(device());
+  for (const auto& s : specs) pipeline.add(registry(), s);
+  clf::Image out;
+  clf::RunStats st = pipeline.run(in, out, options);
+  if (stats) *stats = st;
+  return out;
+}
+
+// Sets the device's kernel variant for the scope of a test.
+struct VariantScope {
+  clf::Tuning saved;
+  explicit VariantScope(clf::Variant v) : saved(device()->tuning()) {
+    clf::Tuning t = saved;
+    t.variant = v;
+    if (v == clf::Variant::tiled) {  // small tiles so that small test images span several
+      t.tile_width = 32;
+      t.tile_height = 4;
+      t.group_width = 16;
+    }
+    device()->set_tuning(t);
+  }
+  ~VariantScope() { device()->set_tuning(saved); }
+};
+
+}  // namespace test

@@ -1,0 +1,211 @@
+// clfilter end to end: generated EXR and PNG files through the real binary, checked pixel by pixel
+// against the reference, and every error path (exit code, message, no output file left behind).
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "image_io.hpp"
+#include "support.hpp"
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+fs::path scratch() {
+  static fs::path dir = [] {
+    fs::path d = fs::temp_directory_path() / ("clf_cli_test_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Result clfilter(const std::string& args) {
+  const fs::path out = scratch() / "stdout.txt", err = scratch() / "stderr.txt";
+  const std::string cmd = std::string("cd '") + scratch().string() + "' && '" + CLF_TEST_CLI + "' " + args +
+                          " >'" + out.string() + "' 2>'" + err.string() + "' </dev/null";
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+void write_test_image(const fs::path& path, const clf::Image& img) {
+  OIIO::ImageSpec spec(img.width(), img.height(), img.channels(), OIIO::TypeDesc::UNKNOWN);
+  clf::write_image_file(path.string(), img, spec);
+}
+
+bool no_leftovers() {
+  for (const auto& e : fs::directory_iterator(scratch()))
+    if (e.path().filename().string().rfind(".clfilter-", 0) == 0) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("clfilter runs sobel on a PNG and matches the reference pixel by pixel") {
+  const clf::Image in = test::random_image(45, 31, 3, clf::PixelType::u8, 3);
+  write_test_image(scratch() / "in.png", in);
+  fs::remove(scratch() / "edges.png");
+  Result r = clfilter("in.png edges.png --filter sobel");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("wrote edges.png (45x31, 3 channels, u8)"));
+  const clf::ImageFile out = clf::read_image_file((scratch() / "edges.png").string());
+  CHECK(out.image.type() == clf::PixelType::u8);
+  test::check_matches(out.image, ref::sobel_magnitude(test::to_ref(in), ref::Border::reflect101));
+}
+
+TEST_CASE("clfilter keeps an EXR's half type, channel names and metadata through a chain") {
+  clf::Image in = test::random_image(64, 40, 4, clf::PixelType::f16, 5);
+  OIIO::ImageSpec spec(64, 40, 4, OIIO::TypeDesc::HALF);
+  spec.channelnames = {"R", "G", "B", "A"};
+  spec.attribute("clfilter:test", "kept");
+  clf::write_image_file((scratch() / "in.exr").string(), in, spec);
+  Result r = clfilter("in.exr out.exr -f gaussian:sigma=1 -f box:radius=1 --stats");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("overlap ratio"));
+  const clf::ImageFile out = clf::read_image_file((scratch() / "out.exr").string());
+  CHECK(out.image.type() == clf::PixelType::f16);
+  CHECK(out.spec.channelnames == std::vector<std::string>{"R", "G", "B", "A"});
+  CHECK(out.spec.get_string_attribute("clfilter:test") == "kept");
+  // Reference: the chain in double, rounded to half only at the end.
+  const auto g = ref::gaussian_1d(1, 4);
+  auto mid = ref::correlate(test::to_ref(in), ref::outer(g, g), 9, 9, ref::Border::reflect101);
+  auto want = ref::correlate(mid, std::vector<double>(9, 1.0 / 9), 3, 3, ref::Border::reflect101);
+  test::check_matches(out.image, want);
+}
+
+TEST_CASE("clfilter f32 EXR with convolve matches within 1e-5") {
+  const clf::Image in = test::random_image(33, 17, 1, clf::PixelType::f32, 6);
+  OIIO::ImageSpec spec(33, 17, 1, OIIO::TypeDesc::FLOAT);
+  clf::write_image_file((scratch() / "gray.exr").string(), in, spec);
+  Result r = clfilter("gray.exr conv.exr --filter 'convolve:kernel=0,-1,0;-1,5,-1;0,-1,0,border=replicate'");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const clf::ImageFile out = clf::read_image_file((scratch() / "conv.exr").string());
+  test::check_matches(out.image, ref::correlate(test::to_ref(in), {0, -1, 0, -1, 5, -1, 0, -1, 0}, 3, 3,
+                                                ref::Border::replicate));
+}
+
+TEST_CASE("IN == OUT is replaced atomically with the filtered image") {
+  const clf::Image in = test::random_image(20, 20, 1, clf::PixelType::u8, 7);
+  write_test_image(scratch() / "same.png", in);
+  Result r = clfilter("same.png same.png --filter box:radius=1 -q");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.empty());
+  const clf::ImageFile out = clf::read_image_file((scratch() / "same.png").string());
+  test::check_matches(out.image, ref::correlate(test::to_ref(in), std::vector<double>(9, 1.0 / 9), 3, 3,
+                                                ref::Border::reflect101));
+  CHECK(no_leftovers());
+}
+
+TEST_CASE("--trace writes trace-event JSON that a JSON parser accepts") {
+  const clf::Image in = test::random_image(300, 200, 1, clf::PixelType::f32, 7);
+  clf::write_image_file((scratch() / "t.exr").string(), in, OIIO::ImageSpec(300, 200, 1, OIIO::TypeDesc::FLOAT));
+  Result r = clfilter("t.exr t_out.exr -f sobel --strip-rows 40 --trace trace.json");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const std::string json = slurp(scratch() / "trace.json");
+  CHECK_THAT(json, Contains("\"traceEvents\""));
+#ifdef CLF_TEST_PYTHON
+  const std::string check = std::string("'") + CLF_TEST_PYTHON + "' -c \"import json,sys; d=json.load(open(sys.argv[1])); "
+                            "ev=d['traceEvents']; cats={e.get('cat') for e in ev}; "
+                            "sys.exit(0 if {'upload','compute','download'} <= cats else 1)\" '" +
+                            (scratch() / "trace.json").string() + "'";
+  CHECK(std::system(check.c_str()) == 0);
+#endif
+}
+
+TEST_CASE("help, version and listings teach and exit 0") {
+  Result help = clfilter("--help");
+  CHECK(help.code == 0);
+  CHECK_THAT(help.out, Contains("usage: clfilter IN OUT --filter") && Contains("--max-device-memory") &&
+                           Contains("Examples:"));
+  CHECK(clfilter("--version").code == 0);
+  Result filters = clfilter("--list-filters");
+  CHECK(filters.code == 0);
+  CHECK_THAT(filters.out, Contains("gaussian") && Contains("sigma (float, default 1)") && Contains("convolve"));
+  Result one = clfilter("--list-filters box");
+  CHECK_THAT(one.out, Contains("box - ") && !Contains("gaussian"));
+  Result devices = clfilter("--list-devices");
+  CHECK(devices.code == 0);
+  CHECK_THAT(devices.out, Contains(clf::list_devices()[0].name));
+}
+
+TEST_CASE("bad input gets a clear error, a non-zero exit and no output file") {
+  write_test_image(scratch() / "ok.png", test::random_image(8, 8, 1, clf::PixelType::u8));
+  { std::ofstream(scratch() / "text.exr") << "this is not an EXR file\n"; }
+  struct Bad {
+    std::string args, message;
+    int code;
+  };
+  const Bad cases[] = {
+      {"missing.png x.png -f sobel", "cannot read 'missing.png': no such file", 1},
+      {"text.exr x.png -f sobel", "cannot read 'text.exr'", 1},
+      {"ok.png x.png -f nope", "unknown filter 'nope'", 2},
+      {"ok.png x.png -f gaussian:sigma=nan", "gaussian: sigma must be a finite number (got 'nan')", 2},
+      {"ok.png x.png -f gaussian:sigma=-2", "gaussian: sigma must be in", 2},
+      {"ok.png x.png -f box:radius=99999", "box: radius must be in [0, 512]", 2},
+      {"ok.png x.png -f 'convolve:kernel=1,2;3'", "convolve: kernel: row 2 has 1 values", 2},
+      {"ok.png x.png -f box:colour=red", "box: unknown parameter 'colour'", 2},
+      {"ok.png x.png", "no --filter given", 2},
+      {"ok.png", "missing OUT", 2},
+      {"ok.png x.png -f sobel --bogus", "unknown option '--bogus'", 2},
+      {"ok.png x.png -f sobel --queues 2", "--queues expects 1 or 3", 2},
+      {"ok.png x.png -f sobel --device no-such-device", "no OpenCL device matches 'no-such-device'", 1},
+      {"ok.png nodir/x.png -f sobel", "directory 'nodir' does not exist", 1},
+      {"ok.png x.unknownext -f sobel", "cannot write 'x.unknownext'", 1},
+      {"ok.png x.png -f sobel --max-device-memory 1K", "over the budget", 1},
+  };
+  for (const auto& c : cases) {
+    fs::remove(scratch() / "x.png");
+    Result r = clfilter(c.args);
+    INFO("clfilter " << c.args << "\nstderr: " << r.err);
+    CHECK(r.code == c.code);
+    CHECK_THAT(r.err, Contains("clfilter: error: ") && Contains(c.message));
+    CHECK_FALSE(fs::exists(scratch() / "x.png"));
+    CHECK(no_leftovers());
+  }
+}
+
+TEST_CASE("a failed write leaves an existing output and the input untouched") {
+  write_test_image(scratch() / "keep_in.png", test::random_image(8, 8, 1, clf::PixelType::u8, 1));
+  const std::string before_in = slurp(scratch() / "keep_in.png");
+  fs::create_directories(scratch() / "ro");
+  { std::ofstream(scratch() / "ro" / "old.png") << "previous contents"; }
+  fs::permissions(scratch() / "ro", fs::perms::owner_read | fs::perms::owner_exec);
+  Result r = clfilter("keep_in.png ro/old.png -f sobel");
+  fs::permissions(scratch() / "ro", fs::perms::owner_all);
+  if (::geteuid() != 0) {  // root writes through read-only directories: nothing to test there
+    CHECK(r.code == 1);
+    CHECK_THAT(r.err, Contains("is not writable"));
+  }
+  if (r.code != 0) CHECK(slurp(scratch() / "ro" / "old.png") == "previous contents");
+  CHECK(slurp(scratch() / "keep_in.png") == before_in);
+  CHECK(no_leftovers());
+}
+
+TEST_CASE("a broken plugin in --plugin-dir is a warning, not a failure") {
+  write_test_image(scratch() / "p.png", test::random_image(8, 8, 1, clf::PixelType::u8, 1));
+  Result r = clfilter(std::string("p.png p_out.png -f test_scale:factor=2 --plugin-dir '") + CLF_TEST_BAD_DIR +
+                      "' --plugin-dir '" + CLF_TEST_GOOD_DIR + "'");
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.err, Contains("clfilter: warning: plugin ") && Contains("libabi_mismatch.so: ABI version"));
+}

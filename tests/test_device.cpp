@@ -1,0 +1,74 @@
+// Device choice, program building and the program cache.
+#include <cstdlib>
+#include <filesystem>
+
+#include "support.hpp"
+
+using Catch::Matchers::Contains;
+
+TEST_CASE("at least one OpenCL device is listed") {
+  auto devices = clf::list_devices();
+  REQUIRE_FALSE(devices.empty());
+  CHECK_FALSE(devices[0].name.empty());
+  CHECK(devices[0].global_mem_bytes > 0);
+}
+
+TEST_CASE("an unknown device selector is a clear error listing the devices") {
+  try {
+    clf::Device::open("no-such-device-xyz");
+    FAIL("expected an error");
+  } catch (const clf::Error& e) {
+    CHECK(e.kind() == clf::ErrorKind::device);
+    CHECK_THAT(e.what(), Contains("no OpenCL device matches 'no-such-device-xyz'"));
+    CHECK_THAT(e.what(), Contains(clf::list_devices()[0].name));
+  }
+  CHECK_THROWS_AS(clf::Device::open("7:7"), clf::Error);
+}
+
+TEST_CASE("devices are found by index, type and name") {
+  auto first = clf::list_devices()[0];
+  auto by_index = clf::Device::open(std::to_string(first.platform_index) + ":" + std::to_string(first.device_index));
+  CHECK(by_index->info().name == first.name);
+  auto by_name = clf::Device::open(first.name.substr(0, 6));
+  CHECK(by_name->info().name == first.name);
+  auto any = clf::Device::open();
+  CHECK((any->info().is_gpu || any->info().is_cpu));
+}
+
+TEST_CASE("a kernel that fails to build reports the build log") {
+  try {
+    test::device()->build("broken.cl", "__kernel void broken(__global float* p) { p[0] = undefined_thing; }", "");
+    FAIL("expected a build error");
+  } catch (const clf::Error& e) {
+    CHECK(e.kind() == clf::ErrorKind::build);
+    CHECK_THAT(e.what(), Contains("building OpenCL program 'broken.cl'"));
+    CHECK_THAT(e.what(), Contains("undefined_thing"));
+  }
+}
+
+TEST_CASE("programs are cached in memory and on disk") {
+  const std::string source = "__kernel void cached_probe(__global float* p) { p[get_global_id(0)] += 1.0f; }";
+  auto device = test::device();
+  device->build("probe.cl", source, "-D PROBE=1");
+  const size_t built = device->programs_built();
+  device->build("probe.cl", source, "-D PROBE=1");
+  CHECK(device->programs_built() == built);  // memory hit
+  REQUIRE_FALSE(device->cache_dir().empty());
+  // A second Device object has an empty memory cache: the binary must come from disk.
+  auto fresh = clf::Device::open(std::to_string(device->info().platform_index) + ":" +
+                                 std::to_string(device->info().device_index));
+  fresh->build("probe.cl", source, "-D PROBE=1");
+  CHECK(fresh->programs_built() == 0);
+  fresh->build("probe.cl", source, "-D PROBE=2");  // other options: another entry
+  CHECK(fresh->programs_built() == 1);
+}
+
+TEST_CASE("allocations are counted while they live") {
+  auto device = test::device();
+  const uint64_t before = device->bytes_in_use();
+  {
+    auto a = device->alloc(1 << 20, "probe");
+    CHECK(device->bytes_in_use() == before + (1 << 20));
+  }
+  CHECK(device->bytes_in_use() == before);
+}

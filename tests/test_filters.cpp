@@ -1,0 +1,173 @@
+// Every filter against the plain-loop reference: border modes x pixel types x channel counts x
+// kernel variants, odd sizes, radius larger than the image, rank-1 detection.
+#include <cmath>
+#include <functional>
+
+#include "support.hpp"
+
+using ref::Border;
+
+namespace {
+
+struct FilterCase {
+  std::string spec;
+  std::function<ref::Image(const ref::Image&, Border, double border_value)> reference;
+  double kernel_l1 = 1;  // sum of |weights|: the scale of float rounding in the result
+};
+
+int gaussian_radius(double sigma) { return (int(std::lrint(sigma * 8 + 1)) | 1) / 2; }
+
+ref::Image separable(const ref::Image& in, const std::vector<double>& kx, const std::vector<double>& ky,
+                     Border b, double bv) {
+  return ref::correlate(in, ref::outer(ky, kx), int(kx.size()), int(ky.size()), b, bv);
+}
+
+std::vector<FilterCase> filter_cases() {
+  const std::vector<double> mat3 = {1, 2, 0, -1, 0.5, 3, 0, 1, -2};
+  std::vector<double> binom9 = {1, 8, 28, 56, 70, 56, 28, 8, 1}, tri9 = {1, 2, 3, 4, 5, 4, 3, 2, 1};
+  std::string rank1_9;
+  for (size_t r = 0; r < 9; ++r) {
+    rank1_9 += r ? ";" : "";
+    for (size_t c = 0; c < 9; ++c) rank1_9 += (c ? "," : "") + std::to_string(int(binom9[r] * tri9[c]));
+  }
+  return {
+      {"sobel", [](auto& in, Border b, double bv) {
+         // magnitude over the reference's own Gx, Gy (border through correlate)
+         const auto gx = ref::correlate(in, ref::outer(ref::sobel_1d(0, 3), ref::sobel_1d(1, 3)), 3, 3, b, bv);
+         const auto gy = ref::correlate(in, ref::outer(ref::sobel_1d(1, 3), ref::sobel_1d(0, 3)), 3, 3, b, bv);
+         ref::Image out = in;
+         for (size_t i = 0; i < out.values.size(); ++i) out.values[i] = std::hypot(gx.values[i], gy.values[i]);
+         return out;
+       }, 8},
+      {"sobel:mode=x,ksize=5,scale=0.5,delta=0.25", [](auto& in, Border b, double bv) {
+         auto out = separable(in, ref::sobel_1d(1, 5), ref::sobel_1d(0, 5), b, bv);
+         for (double& v : out.values) v = v * 0.5 + 0.25;
+         return out;
+       }, 48},
+      {"sobel:mode=y,dy=2,ksize=7", [](auto& in, Border b, double bv) {
+         return separable(in, ref::sobel_1d(0, 7), ref::sobel_1d(2, 7), b, bv);
+       }, 768},
+      {"gaussian:sigma=1.5", [](auto& in, Border b, double bv) {
+         const auto g = ref::gaussian_1d(1.5, gaussian_radius(1.5));
+         return separable(in, g, g, b, bv);
+       }},
+      {"gaussian:sigma_x=0.8,sigma_y=2,radius=3", [](auto& in, Border b, double bv) {
+         return separable(in, ref::gaussian_1d(0.8, 3), ref::gaussian_1d(2, 3), b, bv);
+       }},
+      {"box:radius=2", [](auto& in, Border b, double bv) {
+         return ref::correlate(in, std::vector<double>(25, 1.0 / 25), 5, 5, b, bv);
+       }},
+      {"box:size=9,normalize=false", [](auto& in, Border b, double bv) {
+         return ref::correlate(in, std::vector<double>(81, 1.0), 9, 9, b, bv);
+       }, 81},
+      {"convolve:kernel=1,2,0;-1,0.5,3;0,1,-2", [mat3](auto& in, Border b, double bv) {
+         return ref::correlate(in, mat3, 3, 3, b, bv);
+       }, 10.5},
+      {"convolve:kernel=1,2,0;-1,0.5,3;0,1,-2,flip=true,delta=0.5", [mat3](auto& in, Border b, double bv) {
+         const std::vector<double> flipped(mat3.rbegin(), mat3.rend());
+         return ref::correlate(in, flipped, 3, 3, b, bv, 0.5);
+       }, 10.5},
+      {"convolve:kernel=" + rank1_9 + ",normalize=true", [binom9, tri9](auto& in, Border b, double bv) {
+         double sum = 0;
+         for (double r : binom9)
+           for (double c : tri9) sum += r * c;
+         auto k = ref::outer(binom9, tri9);
+         for (double& v : k) v /= sum;
+         return ref::correlate(in, k, 9, 9, b, bv);
+       }},
+  };
+}
+
+const char* const borders[] = {"replicate", "reflect", "reflect101", "wrap", "constant"};
+
+void check_case(const FilterCase& fc, const std::string& border, const clf::Image& in) {
+  const double border_value = in.type() == clf::PixelType::u8 ? 7 : in.type() == clf::PixelType::u16 ? 300 : 0.25;
+  std::string spec = fc.spec + (fc.spec.find(':') == std::string::npos ? ":" : ",") + "border=" + border;
+  if (border == "constant") spec += ",border_value=" + std::to_string(border_value);
+  INFO(spec << " on " << in.width() << "x" << in.height() << "x" << in.channels() << " "
+            << clf::pixel_type_name(in.type()) << ", " << clf::variant_name(test::device()->tuning().variant));
+  const clf::Image out = test::run_chain({spec}, in);
+  test::check_matches(out, fc.reference(test::to_ref(in), ref::border_from_name(border), border_value), fc.kernel_l1);
+}
+
+}  // namespace
+
+TEST_CASE("every filter matches the reference for every border, type, channel count and variant") {
+  const auto cases = filter_cases();
+  for (auto variant : {clf::Variant::direct, clf::Variant::tiled}) {
+    test::VariantScope scope(variant);
+    for (auto type : {clf::PixelType::f32, clf::PixelType::u8, clf::PixelType::u16, clf::PixelType::f16})
+      for (int channels : {1, 3, 4}) {
+        const clf::Image in = test::random_image(37, 23, channels, type, unsigned(channels));
+        for (const auto& fc : cases)
+          for (const char* border : borders) check_case(fc, border, in);
+      }
+  }
+}
+
+TEST_CASE("odd sizes: 1x1, single rows and columns, prime widths, radius larger than the image") {
+  const auto cases = filter_cases();
+  for (auto variant : {clf::Variant::direct, clf::Variant::tiled}) {
+    test::VariantScope scope(variant);
+    for (auto [w, h] : {std::pair{1, 1}, {1, 9}, {9, 1}, {7, 3}, {131, 5}, {1000, 3}, {2, 2}}) {
+      const clf::Image in = test::random_image(w, h, 1, clf::PixelType::f32, 3);
+      for (const auto& fc : cases)
+        for (const char* border : borders) check_case(fc, border, in);
+    }
+  }
+}
+
+TEST_CASE("a large radius on a small image still matches (gaussian sigma 3 = radius 12 on 7x3)") {
+  const clf::Image in = test::random_image(7, 3, 2, clf::PixelType::f32, 5);
+  const auto g = ref::gaussian_1d(3, 12);
+  for (const char* border : {"reflect101", "reflect", "replicate", "wrap"}) {
+    const clf::Image out = test::run_chain({std::string("gaussian:sigma=3,border=") + border}, in);
+    test::check_matches(out, separable(test::to_ref(in), g, g, ref::border_from_name(border), 0));
+  }
+}
+
+TEST_CASE("both variants give the same answer") {
+  const clf::Image in = test::random_image(300, 41, 3, clf::PixelType::f32, 9);
+  for (const auto& fc : filter_cases()) {
+    clf::Image direct, tiled;
+    {
+      test::VariantScope scope(clf::Variant::direct);
+      direct = test::run_chain({fc.spec}, in);
+    }
+    {
+      test::VariantScope scope(clf::Variant::tiled);
+      tiled = test::run_chain({fc.spec}, in);
+    }
+    INFO(fc.spec);
+    test::check_matches(tiled, test::to_ref(direct), fc.kernel_l1);
+  }
+}
+
+TEST_CASE("a rank-1 matrix takes the separable path, a full-rank one does not") {
+  clf::Pipeline rank1(test::device()), full(test::device());
+  rank1.add(test::registry(), "convolve:kernel=1,2,1;2,4,2;1,2,1");
+  full.add(test::registry(), "convolve:kernel=1,2,1;2,4,2;1,2,2");
+  CHECK(rank1.filter(0).describe().find("rank 1: separable") != std::string::npos);
+  CHECK(full.filter(0).describe().find("rank 1") == std::string::npos);
+}
+
+TEST_CASE("kernels past the constant-memory and local-memory limits still run") {
+  // 101x101 weights (40 KiB) and a window too wide for the staged tile on most devices.
+  std::string row, kernel;
+  for (int c = 0; c < 101; ++c) row += (c ? "," : "") + std::to_string((c * 7) % 5 - 2);
+  for (int r = 0; r < 101; ++r) kernel += (r ? ";" : "") + row;
+  kernel[0] = '3';  // break rank 1
+  const clf::Image in = test::random_image(40, 30, 1, clf::PixelType::f32, 11);
+  const clf::Matrix m = clf::parse_matrix(kernel, "k");
+  for (auto variant : {clf::Variant::direct, clf::Variant::tiled}) {
+    test::VariantScope scope(variant);
+    const clf::Image out = test::run_chain({"convolve:kernel=" + kernel}, in);
+    const ref::Image want = ref::correlate(test::to_ref(in), m.values, 101, 101, Border::reflect101);
+    const double scale = 1e3;  // sums of ~10^4 terms: compare relative to their size
+    ref::Image scaled = want;
+    clf::Image got = out;
+    for (double& v : scaled.values) v /= scale;
+    for (size_t i = 0; i < 40 * 30; ++i) got.pixels<float>()[i] /= float(scale);
+    test::check_matches(got, scaled);
+  }
+}

@@ -1,0 +1,87 @@
+// Plugin discovery: good plugins load; broken ones are reported with path and reason and skipped.
+#include <filesystem>
+#include <fstream>
+
+#include "support.hpp"
+
+using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
+
+namespace {
+const clf::PluginIssue* issue_for(const clf::Registry& r, const std::string& file) {
+  for (const auto& i : r.issues())
+    if (fs::path(i.path).filename() == file) return &i;
+  return nullptr;
+}
+}  // namespace
+
+TEST_CASE("the built-in plugins provide every filter") {
+  const auto& r = test::registry();
+  for (const char* name : {"sobel", "gaussian", "box", "convolve"}) {
+    INFO(name);
+    REQUIRE(r.find(name));
+    CHECK(r.find(name)->name() == name);
+    CHECK_FALSE(r.find(name)->params().empty());
+  }
+  CHECK(r.issues().empty());
+}
+
+TEST_CASE("one library can export several filters") {
+  clf::Registry r({CLF_TEST_PLUGIN_DIR}, false);
+  CHECK(r.find("gaussian"));
+  CHECK(r.find("box"));
+}
+
+TEST_CASE("a plugin directory that does not exist is reported") {
+  clf::Registry r({"/nonexistent/plugins"}, false);
+  REQUIRE(r.issues().size() == 1);
+  CHECK(r.issues()[0].path == "/nonexistent/plugins");
+  CHECK_THAT(r.issues()[0].reason, Contains("not found"));
+}
+
+TEST_CASE("broken plugins are skipped with a reason while the others load") {
+  const fs::path bad = CLF_TEST_BAD_DIR;
+  { std::ofstream(bad / "libgarbage.so") << "this is not a shared library\n"; }
+  clf::Registry r({bad.string(), CLF_TEST_GOOD_DIR}, false);
+  CHECK(r.find("test_scale"));  // the good one still loads
+
+  auto garbage = issue_for(r, "libgarbage.so");
+  REQUIRE(garbage);
+  CHECK_THAT(garbage->reason, Contains("not a shared library"));
+  CHECK_THAT(garbage->path, Contains(bad.string()));
+
+  auto no_entry = issue_for(r, "libno_entry.so");
+  REQUIRE(no_entry);
+  CHECK_THAT(no_entry->reason, Contains("not a clfilter plugin"));
+
+  auto abi = issue_for(r, "libabi_mismatch.so");
+  REQUIRE(abi);
+  CHECK_THAT(abi->reason, Contains("ABI version " + std::to_string(clf::plugin_abi_version + 1000)) &&
+                              Contains("needs " + std::to_string(clf::plugin_abi_version)));
+
+  auto throws = issue_for(r, "libthrows.so");
+  REQUIRE(throws);
+  CHECK_THAT(throws->reason, Contains("factory exploded on purpose"));
+  CHECK(r.issues().size() == 4);
+}
+
+TEST_CASE("CLF_PLUGIN_PATH is searched and the first provider of a name wins") {
+  ::setenv("CLF_PLUGIN_PATH", CLF_TEST_GOOD_DIR, 1);
+  clf::Registry r({CLF_TEST_GOOD_DIR}, true);  // the same dir twice: loaded once, no duplicate issue
+  ::unsetenv("CLF_PLUGIN_PATH");
+  CHECK(r.find("test_scale"));
+  CHECK(r.find("sobel"));  // the default dir beside libclfilter (the build tree's mirror)
+  CHECK(r.issues().empty());
+}
+
+TEST_CASE("a filter from a plugin runs, and keeps its library loaded") {
+  std::unique_ptr<clf::Pipeline> pipeline;
+  {
+    clf::Registry r({CLF_TEST_GOOD_DIR}, false);
+    pipeline = std::make_unique<clf::Pipeline>(test::device());
+    pipeline->add(r.get("test_scale"), {{"factor", "3"}});
+  }  // the registry is gone; the pipeline's factory reference keeps the library mapped
+  clf::Image in = test::random_image(9, 4, 2, clf::PixelType::f32), out;
+  pipeline->run(in, out);
+  for (size_t i = 0; i < 9 * 4 * 2; ++i) REQUIRE(out.pixels<float>()[i] == Approx(3 * in.pixels<float>()[i]));
+}

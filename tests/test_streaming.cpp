@@ -1,0 +1,146 @@
+// Streaming: strips, slots and queues never change a bit of the result; the device-memory budget
+// holds; allocation failures shrink the strips; the trace has every command on its queue's track.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "support.hpp"
+
+namespace {
+clf::Image whole(const std::vector<std::string>& chain, const clf::Image& in) {
+  clf::RunOptions o;
+  o.strip_rows = in.height();
+  return test::run_chain(chain, in, o);
+}
+}  // namespace
+
+TEST_CASE("streamed output equals whole-image output for any strip height, slot count and chain") {
+  const clf::Image in = test::random_image(67, 53, 3, clf::PixelType::f32, 21);
+  const std::vector<std::vector<std::string>> chains = {
+      {"box:radius=3"},
+      {"gaussian:sigma=1.2", "sobel"},
+      {"gaussian:sigma=2,border=reflect", "sobel:mode=y,border=replicate", "box:radius=1,border=constant,border_value=0.5"},
+      {"convolve:kernel=1,0,-1;2,0,-2;1,0,-1,border=reflect", "box:radius=4,border=reflect101"},
+      {"box:radius=2,border=wrap", "sobel"},
+  };
+  for (const auto& chain : chains) {
+    const clf::Image expect = whole(chain, in);
+    int halo = 0;
+    {
+      clf::Pipeline p(test::device());
+      for (const auto& s : chain) p.add(test::registry(), s);
+      halo = p.halo().y;
+    }
+    for (int rows : {1, 2, std::max(1, halo - 1), halo, 5, 7, 13, 52, 53})
+      for (int slots : {1, 2, 3, 5}) {
+        clf::RunOptions o;
+        o.strip_rows = rows;
+        o.slots = slots;
+        INFO("chain of " << chain.size() << " starting " << chain[0] << ", strip rows " << rows << ", slots " << slots);
+        REQUIRE(test::identical(test::run_chain(chain, in, o), expect));
+      }
+  }
+}
+
+TEST_CASE("one queue and three queues give identical output") {
+  const clf::Image in = test::random_image(120, 90, 1, clf::PixelType::u8, 4);
+  clf::RunOptions one, three;
+  one.queues = 1;
+  one.strip_rows = three.strip_rows = 11;
+  CHECK(test::identical(test::run_chain({"gaussian:sigma=2", "sobel"}, in, one),
+                        test::run_chain({"gaussian:sigma=2", "sobel"}, in, three)));
+}
+
+TEST_CASE("device memory stays within the budget for an image 20x larger than it") {
+  const clf::Image in = test::random_image(1024, 2048, 1, clf::PixelType::f32, 8);  // 8 MiB
+  const uint64_t budget = in.byte_size() / 20;
+  const std::vector<std::string> chain = {"gaussian:sigma=2", "sobel", "box:radius=1"};
+  clf::RunOptions o;
+  o.max_device_memory = budget;
+  clf::RunStats stats;
+  const clf::Image out = test::run_chain(chain, in, o, &stats);
+  INFO(stats.summary());
+  CHECK(stats.strips > 20);
+  CHECK(stats.device_bytes_peak <= budget);
+  CHECK(test::identical(out, whole(chain, in)));
+}
+
+TEST_CASE("a budget too small for even one row is a clear error") {
+  const clf::Image in = test::random_image(4096, 8, 1, clf::PixelType::f32, 8);
+  clf::RunOptions o;
+  o.max_device_memory = 4096;
+  try {
+    test::run_chain({"box"}, in, o);
+    FAIL("expected an error");
+  } catch (const clf::Error& e) {
+    CHECK_THAT(e.what(), Catch::Matchers::Contains("over the budget") &&
+                             Catch::Matchers::Contains("--max-device-memory"));
+  }
+}
+
+TEST_CASE("an allocation failure leads to smaller strips and a correct result") {
+  const clf::Image in = test::random_image(512, 512, 1, clf::PixelType::f32, 2);
+  const std::vector<std::string> chain = {"gaussian:sigma=1", "sobel"};
+  const clf::Image expect = whole(chain, in);
+  clf::RunOptions o;
+  o.strip_rows = 256;
+  auto device = test::device();
+  device->set_alloc_limit(device->bytes_in_use() + 2 * 1024 * 1024);  // fits 64-row strips, not 256
+  clf::RunStats stats;
+  clf::Image out;
+  try {
+    out = test::run_chain(chain, in, o, &stats);
+  } catch (...) {
+    device->set_alloc_limit(0);
+    throw;
+  }
+  device->set_alloc_limit(0);
+  INFO(stats.summary());
+  CHECK(stats.retries >= 1);
+  CHECK(stats.strip_rows < 256);
+  CHECK(test::identical(out, expect));
+}
+
+TEST_CASE("the trace has begin/end events for every command on upload, compute and download tracks") {
+  const clf::Image in = test::random_image(200, 100, 1, clf::PixelType::f32, 2);
+  clf::RunOptions o;
+  o.profile = true;
+  o.strip_rows = 25;
+  clf::RunStats stats;
+  test::run_chain({"box"}, in, o, &stats);
+  CHECK(stats.profiled);
+  CHECK(stats.compute_busy_ms > 0);
+  CHECK(stats.overlap_ratio() > 0);
+  const auto path = std::filesystem::temp_directory_path() / "clf_test_trace.json";
+  clf::write_trace_json(stats, path.string());
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::string json = text.str();
+  for (const char* track : {"upload", "compute", "download"}) {
+    INFO(track);
+    CHECK(json.find(std::string("\"cat\":\"") + track + "\",\"ph\":\"B\"") != std::string::npos);
+    CHECK(json.find(std::string("\"cat\":\"") + track + "\",\"ph\":\"E\"") != std::string::npos);
+  }
+  size_t begins = 0, ends = 0;
+  for (size_t p = 0; (p = json.find("\"ph\":\"B\"", p)) != std::string::npos; ++p) ++begins;
+  for (size_t p = 0; (p = json.find("\"ph\":\"E\"", p)) != std::string::npos; ++p) ++ends;
+  CHECK(begins == ends);
+  CHECK(begins == stats.trace.size());
+  CHECK(json.front() == '{');
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("a cancelled run stops with a cancelled error") {
+  const clf::Image in = test::random_image(64, 64, 1, clf::PixelType::f32, 2);
+  std::atomic<bool> cancel{true};
+  clf::RunOptions o;
+  o.cancel = &cancel;
+  o.strip_rows = 8;
+  try {
+    test::run_chain({"box"}, in, o);
+    FAIL("expected cancellation");
+  } catch (const clf::Error& e) {
+    CHECK(e.kind() == clf::ErrorKind::cancelled);
+  }
+}
