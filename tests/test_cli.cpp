@@ -150,6 +150,7 @@ TEST_CASE("help, version and listings teach and exit 0") {
 
 TEST_CASE("bad input gets a clear error, a non-zero exit and no output file") {
   write_test_image(scratch() / "ok.png", test::random_image(8, 8, 1, clf::PixelType::u8));
+  write_test_image(scratch() / "wide.png", test::random_image(2000, 8, 1, clf::PixelType::u8));
   { std::ofstream(scratch() / "text.exr") << "this is not an EXR file\n"; }
   struct Bad {
     std::string args, message;
@@ -171,7 +172,7 @@ TEST_CASE("bad input gets a clear error, a non-zero exit and no output file") {
       {"ok.png x.png -f sobel --device no-such-device", "no OpenCL device matches 'no-such-device'", 1},
       {"ok.png nodir/x.png -f sobel", "directory 'nodir' does not exist", 1},
       {"ok.png x.unknownext -f sobel", "cannot write 'x.unknownext'", 1},
-      {"ok.png x.png -f sobel --max-device-memory 1K", "over the budget", 1},
+      {"wide.png x.png -f sobel --max-device-memory 1K", "over the budget", 1},
   };
   for (const auto& c : cases) {
     fs::remove(scratch() / "x.png");
