@@ -1,0 +1,221 @@
+// clfilter-bench: per-filter kernel throughput (device-resident, from OpenCL profiling events) for
+// each kernel variant, streamed host->host wall time with 3 queues vs 1, and in the same run the
+// device's limits: a copy kernel (memory bound) and pinned host<->device transfers.
+//   clfilter-bench [--size WxH] [--channels C] [--type f32|u8|u16|f16] [--reps N] [--device SEL]
+//                  [--filter SPEC ...] [--json FILE] [--smoke]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+#include "clf/clf.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Row {
+  std::string filter, variant;
+  double kernel_ms = 0, kernel_mpix_s = 0, stream3_ms = 0, stream1_ms = 0, overlap3 = 0, overlap1 = 0;
+};
+
+bool is_filter_kernel(const std::string& name) {
+  for (const char* k : {"clf_unpack", "clf_pack", "clf_pad_rows", "clf_pad_cols"})
+    if (name.find(k) != std::string::npos) return false;
+  return true;
+}
+
+double filter_kernel_ms(const clf::RunStats& stats) {
+  double us = 0;
+  for (const auto& e : stats.trace)
+    if (e.track == "compute" && is_filter_kernel(e.name)) us += e.end_us - e.start_us;
+  return us / 1000.0;
+}
+
+// A device copy kernel over `bytes`: the memory-bandwidth ceiling for a one-read one-write pass.
+double copy_gbps(clf::Device& device, size_t bytes, int reps) {
+  auto program = device.build("bench_copy",
+                              "__kernel void bench_copy(__global const float4* a, __global float4* b)"
+                              "{ b[get_global_id(0)] = a[get_global_id(0)]; }",
+                              "");
+  auto kernel = device.kernel(program, "bench_copy");
+  auto a = device.alloc(bytes, "bench a"), b = device.alloc(bytes, "bench b");
+  cl::CommandQueue q(device.context(), device.device(), CL_QUEUE_PROFILING_ENABLE);
+  kernel.setArg(0, a.get());
+  kernel.setArg(1, b.get());
+  double best = 1e30;
+  for (int r = 0; r < reps + 1; ++r) {
+    cl::Event ev;
+    q.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(bytes / 16), cl::NullRange, nullptr, &ev);
+    ev.wait();
+    if (r == 0) continue;  // warm-up
+    best = std::min(best, double(ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                                 ev.getProfilingInfo<CL_PROFILING_COMMAND_START>()));
+  }
+  return 2.0 * bytes / best;  // bytes read + written per ns = GB/s
+}
+
+// Pinned host memory <-> device: one direction at a time.
+std::pair<double, double> pinned_gbps(clf::Device& device, size_t bytes, int reps) {
+  cl::CommandQueue q(device.context(), device.device(), CL_QUEUE_PROFILING_ENABLE);
+  cl::Buffer pinned(device.context(), CL_MEM_ALLOC_HOST_PTR, bytes);
+  void* host = q.enqueueMapBuffer(pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes);
+  std::memset(host, 1, bytes);
+  auto dev = device.alloc(bytes, "bench transfer");
+  double up = 1e30, down = 1e30;
+  for (int r = 0; r < reps + 1; ++r) {
+    cl::Event e1, e2;
+    q.enqueueWriteBuffer(dev.get(), CL_TRUE, 0, bytes, host, nullptr, &e1);
+    q.enqueueReadBuffer(dev.get(), CL_TRUE, 0, bytes, host, nullptr, &e2);
+    if (r == 0) continue;
+    auto ns = [](cl::Event& e) {
+      return double(e.getProfilingInfo<CL_PROFILING_COMMAND_END>() - e.getProfilingInfo<CL_PROFILING_COMMAND_START>());
+    };
+    up = std::min(up, ns(e1));
+    down = std::min(down, ns(e2));
+  }
+  q.enqueueUnmapMemObject(pinned, host);
+  q.finish();
+  return {bytes / up, bytes / down};
+}
+
+clf::Image make_image(int w, int h, int c, clf::PixelType type) {
+  clf::Image img(w, h, c, type);
+  std::mt19937 rng(5);
+  auto* bytes = reinterpret_cast<unsigned char*>(img.data());
+  if (type == clf::PixelType::f32) {
+    std::uniform_real_distribution<float> u(0, 1);
+    for (size_t i = 0; i < img.byte_size() / 4; ++i) img.pixels<float>()[i] = u(rng);
+  } else {
+    for (size_t i = 0; i < img.byte_size(); ++i) bytes[i] = (unsigned char)(rng() & 0x3f);
+  }
+  return img;
+}
+
+clf::PixelType parse_type(const std::string& t) {
+  if (t == "u8") return clf::PixelType::u8;
+  if (t == "u16") return clf::PixelType::u16;
+  if (t == "f16") return clf::PixelType::f16;
+  if (t == "f32") return clf::PixelType::f32;
+  throw clf::Error(clf::ErrorKind::usage, "--type expects u8, u16, f16 or f32 (got '" + t + "')");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  int width = 3840, height = 2160, channels = 1, reps = 5;
+  std::string device_sel, json_path, type_name = "f32";
+  std::vector<std::string> filters;
+  bool smoke = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw clf::Error(clf::ErrorKind::usage, a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--size") {
+      if (std::sscanf(next().c_str(), "%dx%d", &width, &height) != 2 || width < 1 || height < 1)
+        throw clf::Error(clf::ErrorKind::usage, "--size expects WxH");
+    } else if (a == "--channels") channels = std::stoi(next());
+    else if (a == "--type") type_name = next();
+    else if (a == "--reps") reps = std::max(1, std::stoi(next()));
+    else if (a == "--device") device_sel = next();
+    else if (a == "--filter") filters.push_back(next());
+    else if (a == "--json") json_path = next();
+    else if (a == "--smoke") smoke = true;
+    else if (a == "-h" || a == "--help") {
+      std::cout << "usage: clfilter-bench [--size WxH] [--channels C] [--type f32|u8|u16|f16] [--reps N]\n"
+                   "                      [--device SEL] [--filter SPEC ...] [--json FILE] [--smoke]\n";
+      return 0;
+    } else throw clf::Error(clf::ErrorKind::usage, "unknown option '" + a + "'");
+  }
+  if (smoke) width = 256, height = 128, reps = 1;
+  if (filters.empty())
+    filters = {"sobel:mode=x", "gaussian:sigma=3", "box:radius=2",
+               "convolve:kernel=1,2,3,2,1;2,1,0,1,2;3,0,-9,0,3;2,1,0,1,2;1,2,3,2,-1",
+               "convolve:kernel=1,2,3,4,5,4,3,2,1;2,1,0,1,2,1,0,1,2;3,0,-9,0,3,0,-9,0,3;"
+               "4,1,0,1,4,1,0,1,4;5,2,3,2,-5,2,3,2,5;4,1,0,1,4,1,0,1,4;3,0,-9,0,3,0,-9,0,3;"
+               "2,1,0,1,2,1,0,1,2;1,2,3,4,5,4,3,2,-1"};
+  auto device = clf::Device::open(device_sel);
+  clf::Registry registry;
+  const clf::Image in = make_image(width, height, channels, parse_type(type_name));
+  const double mpix = double(width) * height / 1e6;
+  std::printf("device: %s\nimage: %dx%d, %d channel(s), %s; best of %d\n", device->info().label().c_str(), width,
+              height, channels, type_name.c_str(), reps);
+
+  const size_t plane_bytes = size_t(width) * height * sizeof(float);
+  const double copy = copy_gbps(*device, plane_bytes, reps);
+  const auto [h2d, d2h] = pinned_gbps(*device, in.byte_size(), reps);
+  std::printf("limits: copy kernel %.1f GB/s (%.1f MPix/s at 8 B/px f32), pinned H2D %.1f GB/s, D2H %.1f GB/s\n",
+              copy, copy * 1e3 / 8, h2d, d2h);
+
+  std::vector<Row> rows;
+  const clf::Tuning base = device->tuning();
+  for (const auto& spec : filters)
+    for (auto variant : {clf::Variant::direct, clf::Variant::tiled}) {
+      clf::Tuning t = base;
+      t.variant = variant;
+      device->set_tuning(t);
+      clf::Pipeline pipeline(device);
+      pipeline.add(registry, spec);
+      std::string label = spec;
+      const auto parsed = clf::parse_filter_spec(spec);
+      if (parsed.params.count("kernel")) {
+        const auto m = clf::parse_matrix(parsed.params.at("kernel"), "kernel");
+        label = parsed.name + " " + std::to_string(m.cols) + "x" + std::to_string(m.rows);
+      }
+      Row row{label, clf::variant_name(variant)};
+      clf::Image out;
+      clf::RunOptions whole;
+      whole.profile = true;
+      whole.strip_rows = height;  // one strip: kernel time on device-resident data
+      row.kernel_ms = 1e30;
+      for (int r = 0; r < reps + 1; ++r) {
+        auto st = pipeline.run(in, out, whole);
+        if (r > 0) row.kernel_ms = std::min(row.kernel_ms, filter_kernel_ms(st));
+      }
+      row.kernel_mpix_s = mpix / (row.kernel_ms / 1e3);
+      for (int queues : {3, 1}) {
+        clf::RunOptions o;
+        o.queues = queues;
+        o.profile = true;
+        double best = 1e30, overlap = 0;
+        for (int r = 0; r < reps + 1; ++r) {
+          auto st = pipeline.run(in, out, o);
+          if (r > 0 && st.wall_ms < best) best = st.wall_ms, overlap = st.overlap_ratio();
+        }
+        (queues == 3 ? row.stream3_ms : row.stream1_ms) = best;
+        (queues == 3 ? row.overlap3 : row.overlap1) = overlap;
+      }
+      rows.push_back(row);
+    }
+  device->set_tuning(base);
+
+  std::printf("\n%-26s %-7s %12s %14s %13s %8s %13s %8s\n", "filter", "variant", "kernel ms", "kernel MPix/s",
+              "stream3 ms", "overlap", "stream1 ms", "overlap");
+  for (const auto& r : rows)
+    std::printf("%-26s %-7s %12.3f %14.1f %13.2f %8.2f %13.2f %8.2f\n", r.filter.c_str(), r.variant.c_str(),
+                r.kernel_ms, r.kernel_mpix_s, r.stream3_ms, r.overlap3, r.stream1_ms, r.overlap1);
+  if (!json_path.empty()) {
+    std::ofstream j(json_path);
+    j << "{\"device\":\"" << device->info().name << "\",\"width\":" << width << ",\"height\":" << height
+      << ",\"channels\":" << channels << ",\"type\":\"" << type_name << "\",\"copy_gbps\":" << copy
+      << ",\"h2d_gbps\":" << h2d << ",\"d2h_gbps\":" << d2h << ",\"rows\":[";
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const auto& r = rows[i];
+      j << (i ? "," : "") << "{\"filter\":\"" << r.filter << "\",\"variant\":\"" << r.variant
+        << "\",\"kernel_ms\":" << r.kernel_ms << ",\"kernel_mpix_s\":" << r.kernel_mpix_s
+        << ",\"stream3_ms\":" << r.stream3_ms << ",\"overlap3\":" << r.overlap3 << ",\"stream1_ms\":" << r.stream1_ms
+        << ",\"overlap1\":" << r.overlap1 << "}";
+    }
+    j << "]}\n";
+  }
+  return 0;
+} catch (const std::exception& e) {
+  std::cerr << "clfilter-bench: error: " << e.what() << "\n";
+  return 1;
+}
