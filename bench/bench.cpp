@@ -2,7 +2,8 @@
 // each kernel variant, streamed host->host wall time with 3 queues vs 1, and in the same run the
 // device's limits: a copy kernel (memory bound) and pinned host<->device transfers.
 //   clfilter-bench [--size WxH] [--channels C] [--type f32|u8|u16|f16] [--reps N] [--device SEL]
-//                  [--filter SPEC ...] [--json FILE] [--smoke]
+//                  [--filter SPEC ...] [--json FILE] [--trace FILE] [--smoke]
+// A --filter of the form "a + b + c" is benchmarked as one fused chain.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -108,7 +109,7 @@ clf::PixelType parse_type(const std::string& t) {
 
 int main(int argc, char** argv) try {
   int width = 3840, height = 2160, channels = 1, reps = 5;
-  std::string device_sel, json_path, type_name = "f32";
+  std::string device_sel, json_path, trace_path, type_name = "f32";
   std::vector<std::string> filters;
   bool smoke = false;
   for (int i = 1; i < argc; ++i) {
@@ -126,6 +127,7 @@ int main(int argc, char** argv) try {
     else if (a == "--device") device_sel = next();
     else if (a == "--filter") filters.push_back(next());
     else if (a == "--json") json_path = next();
+    else if (a == "--trace") trace_path = next();  // streamed run of the first filter, default variant
     else if (a == "--smoke") smoke = true;
     else if (a == "-h" || a == "--help") {
       std::cout << "usage: clfilter-bench [--size WxH] [--channels C] [--type f32|u8|u16|f16] [--reps N]\n"
@@ -161,10 +163,12 @@ int main(int argc, char** argv) try {
       t.variant = variant;
       device->set_tuning(t);
       clf::Pipeline pipeline(device);
-      pipeline.add(registry, spec);
       std::string label = spec;
+      std::istringstream links(spec);  // "a + b + c" is a chain of filters
+      for (std::string link; std::getline(links, link, '+');) pipeline.add(registry, link);
       const auto parsed = clf::parse_filter_spec(spec);
-      if (parsed.params.count("kernel")) {
+      if (pipeline.size() > 1) label = "chain of " + std::to_string(pipeline.size());
+      else if (parsed.params.count("kernel")) {
         const auto m = clf::parse_matrix(parsed.params.at("kernel"), "kernel");
         label = parsed.name + " " + std::to_string(m.cols) + "x" + std::to_string(m.rows);
       }
@@ -187,6 +191,8 @@ int main(int argc, char** argv) try {
         for (int r = 0; r < reps + 1; ++r) {
           auto st = pipeline.run(in, out, o);
           if (r > 0 && st.wall_ms < best) best = st.wall_ms, overlap = st.overlap_ratio();
+          if (r == reps && queues == 3 && !trace_path.empty() && spec == filters.front() && variant == base.variant)
+            clf::write_trace_json(st, trace_path);
         }
         (queues == 3 ? row.stream3_ms : row.stream1_ms) = best;
         (queues == 3 ? row.overlap3 : row.overlap1) = overlap;
