@@ -2,6 +2,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <unistd.h>
+
 #include "support.hpp"
 
 using Catch::Matchers::Contains;
@@ -47,7 +49,9 @@ TEST_CASE("a kernel that fails to build reports the build log") {
 }
 
 TEST_CASE("programs are cached in memory and on disk") {
-  const std::string source = "__kernel void cached_probe(__global float* p) { p[get_global_id(0)] += 1.0f; }";
+  // Unique per process, so that a cache left by an earlier run cannot answer for this one.
+  const std::string source = "__kernel void cached_probe(__global float* p) { p[get_global_id(0)] += " +
+                             std::to_string(::getpid()) + ".0f; }";
   auto device = test::device();
   device->build("probe.cl", source, "-D PROBE=1");
   const size_t built = device->programs_built();
