@@ -39,6 +39,13 @@ Tiling choose_tiling(const Device& device, int rx, int ry) {
   const Tuning& tuning = device.tuning();
   Tiling t{tuning.variant, tuning.tile_width, tuning.tile_height,
            std::min<int>(tuning.group_width, int(info.max_work_group_size))};
+  if (t.variant == Variant::tiled && ry > t.tile_height) {
+    // A tall window on a short tile stages mostly halo (radius 12 on 2-row tiles: 13x the rows):
+    // make the tile taller, about as many pixels, no narrower than the group.
+    const int area = t.tile_width * t.tile_height;
+    while (t.tile_height < 4 * ry && t.tile_height < 64) t.tile_height *= 2;
+    t.tile_width = std::max(t.group_width, area / t.tile_height);
+  }
   if (t.variant == Variant::tiled) {
     // Shrink the tile until its staged window fits local memory (1 KiB left for the runtime); a
     // window that never fits (a huge radius) takes the direct path, which needs no local memory.
