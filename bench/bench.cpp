@@ -2,7 +2,7 @@
 // each kernel variant, streamed host->host wall time with 3 queues vs 1, and in the same run the
 // device's limits: a copy kernel (memory bound) and pinned host<->device transfers.
 //   clfilter-bench [--size WxH] [--channels C] [--type f32|u8|u16|f16] [--reps N] [--device SEL]
-//                  [--filter SPEC ...] [--json FILE] [--trace FILE] [--smoke]
+//                  [--filter SPEC ...] [--json FILE] [--trace FILE] [--pageable] [--smoke]
 // A --filter of the form "a + b + c" is benchmarked as one fused chain.
 #include <algorithm>
 #include <chrono>
@@ -84,8 +84,8 @@ std::pair<double, double> pinned_gbps(clf::Device& device, size_t bytes, int rep
   return {bytes / up, bytes / down};
 }
 
-clf::Image make_image(int w, int h, int c, clf::PixelType type) {
-  clf::Image img(w, h, c, type);
+clf::Image make_image(clf::Device& device, int w, int h, int c, clf::PixelType type, bool pinned) {
+  clf::Image img = pinned ? device.pinned_image(w, h, c, type) : clf::Image(w, h, c, type);
   std::mt19937 rng(5);
   auto* bytes = reinterpret_cast<unsigned char*>(img.data());
   if (type == clf::PixelType::f32) {
@@ -111,7 +111,7 @@ int main(int argc, char** argv) try {
   int width = 3840, height = 2160, channels = 1, reps = 5;
   std::string device_sel, json_path, trace_path, type_name = "f32";
   std::vector<std::string> filters;
-  bool smoke = false;
+  bool smoke = false, pageable = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -129,6 +129,7 @@ int main(int argc, char** argv) try {
     else if (a == "--json") json_path = next();
     else if (a == "--trace") trace_path = next();  // streamed run of the first filter, default variant
     else if (a == "--smoke") smoke = true;
+    else if (a == "--pageable") pageable = true;
     else if (a == "-h" || a == "--help") {
       std::cout << "usage: clfilter-bench [--size WxH] [--channels C] [--type f32|u8|u16|f16] [--reps N]\n"
                    "                      [--device SEL] [--filter SPEC ...] [--json FILE] [--smoke]\n";
@@ -144,10 +145,12 @@ int main(int argc, char** argv) try {
                "2,1,0,1,2,1,0,1,2;1,2,3,4,5,4,3,2,-1"};
   auto device = clf::Device::open(device_sel);
   clf::Registry registry;
-  const clf::Image in = make_image(width, height, channels, parse_type(type_name));
+  // Pinned, as clfilter's CLI allocates them (--pageable measures ordinary heap images).
+  const clf::Image in = make_image(*device, width, height, channels, parse_type(type_name), !pageable);
   const double mpix = double(width) * height / 1e6;
-  std::printf("device: %s\nimage: %dx%d, %d channel(s), %s; best of %d\n", device->info().label().c_str(), width,
-              height, channels, type_name.c_str(), reps);
+  std::printf("device: %s\nimage: %dx%d, %d channel(s), %s, %s host memory; best of %d\n",
+              device->info().label().c_str(), width, height, channels, type_name.c_str(),
+              in.pinned() ? "pinned" : "pageable", reps);
 
   const size_t plane_bytes = size_t(width) * height * sizeof(float);
   const double copy = copy_gbps(*device, plane_bytes, reps);
@@ -173,7 +176,8 @@ int main(int argc, char** argv) try {
         label = parsed.name + " " + std::to_string(m.cols) + "x" + std::to_string(m.rows);
       }
       Row row{label, clf::variant_name(variant)};
-      clf::Image out;
+      clf::Image out = pageable ? clf::Image(width, height, channels, in.type())
+                                : device->pinned_image(width, height, channels, in.type());
       clf::RunOptions whole;
       whole.profile = true;
       whole.strip_rows = height;  // one strip: kernel time on device-resident data

@@ -38,7 +38,7 @@ std::string clean(std::string message) {
 
 }  // namespace
 
-ImageFile read_image_file(const std::string& path) {
+ImageFile read_image_file(const std::string& path, const ImageAllocator& allocate) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(ErrorKind::io, "cannot read '" + path + "': no such file");
   if (fs::is_directory(path, ec)) throw Error(ErrorKind::io, "cannot read '" + path + "': it is a directory");
@@ -54,7 +54,8 @@ ImageFile read_image_file(const std::string& path) {
   const PixelType type = pixel_type_of(s.format, !s.channelformats.empty());
   // Refuse absurd headers before allocating anything.
   checked_image_bytes(s.width, s.height, s.nchannels, pixel_type_size(type), "'" + path + "'");
-  file.image = Image(s.width, s.height, s.nchannels, type);
+  file.image = allocate ? allocate(s.width, s.height, s.nchannels, type)
+                        : Image(s.width, s.height, s.nchannels, type);
   if (!in->read_image(0, 0, 0, s.nchannels, type_desc(type), file.image.data()))
     throw Error(ErrorKind::io, "cannot read '" + path + "': " + clean(in->geterror()));
   in->close();

@@ -3,6 +3,7 @@
 #include <OpenImageIO/imageio.h>
 
 #include <atomic>
+#include <functional>
 #include <string>
 
 #include "clf/image.hpp"
@@ -15,8 +16,10 @@ struct ImageFile {
 };
 
 // Reads the first subimage. u8/u16/half/float files keep their type; other types are read as f32.
-// Throws Error(io) naming the file; refuses absurd sizes before allocating.
-ImageFile read_image_file(const std::string& path);
+// Throws Error(io) naming the file; refuses absurd sizes before allocating. `allocate` makes the
+// pixel storage (e.g. Device::pinned_image, so the streamer can DMA from it); default: heap.
+using ImageAllocator = std::function<Image(int width, int height, int channels, PixelType type)>;
+ImageFile read_image_file(const std::string& path, const ImageAllocator& allocate = {});
 
 // Throws Error(io) when `path` cannot be written: unknown format, missing or read-only directory.
 void check_writable(const std::string& path);

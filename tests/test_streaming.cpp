@@ -1,6 +1,7 @@
 // Streaming: strips, slots and queues never change a bit of the result; the device-memory budget
 // holds; allocation failures shrink the strips; the trace has every command on its queue's track.
 #include <filesystem>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -143,4 +144,23 @@ TEST_CASE("a cancelled run stops with a cancelled error") {
   } catch (const clf::Error& e) {
     CHECK(e.kind() == clf::ErrorKind::cancelled);
   }
+}
+
+TEST_CASE("pinned images stream straight from and to their memory with the same result") {
+  const clf::Image heap = test::random_image(301, 97, 3, clf::PixelType::u16, 12);
+  clf::Image pinned_in = test::device()->pinned_image(301, 97, 3, clf::PixelType::u16);
+  std::memcpy(pinned_in.data(), heap.data(), heap.byte_size());
+  CHECK(pinned_in.pinned());
+  clf::Image pinned_out = test::device()->pinned_image(301, 97, 3, clf::PixelType::u16);
+  clf::Pipeline pipeline(test::device());
+  pipeline.add(test::registry(), "gaussian:sigma=1.5");
+  pipeline.add(test::registry(), "sobel:mode=x");
+  clf::RunOptions o;
+  o.strip_rows = 10;
+  pipeline.run(pinned_in, pinned_out, o);
+  CHECK(pinned_out.pinned());  // written in place, not reallocated
+  CHECK(test::identical(pinned_out, test::run_chain({"gaussian:sigma=1.5", "sobel:mode=x"}, heap, o)));
+  const clf::Image copy = pinned_out;  // copies are deep and ordinary
+  CHECK_FALSE(copy.pinned());
+  CHECK(test::identical(copy, pinned_out));
 }

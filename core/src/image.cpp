@@ -1,6 +1,8 @@
 // clf::Image storage and the checked size arithmetic every allocation of pixels goes through.
 #include "clf/image.hpp"
 
+#include <cstring>
+
 #include "clf/error.hpp"
 
 namespace clf {
@@ -46,8 +48,26 @@ uint64_t checked_image_bytes(int64_t width, int64_t height, int64_t channels, si
 }
 
 Image::Image(int width, int height, int channels, PixelType type)
-    : width_(width), height_(height), channels_(channels), type_(type) {
-  data_.resize(checked_image_bytes(width, height, channels, pixel_type_size(type), "image"));
+    : width_(width), height_(height), channels_(channels), type_(type),
+      bytes_(checked_image_bytes(width, height, channels, pixel_type_size(type), "image")),
+      data_(new std::byte[bytes_](), std::default_delete<std::byte[]>()) {}
+
+Image::Image(int width, int height, int channels, PixelType type, std::byte* storage,
+             std::function<void()> release, bool pinned)
+    : width_(width), height_(height), channels_(channels), type_(type),
+      bytes_(checked_image_bytes(width, height, channels, pixel_type_size(type), "image")),
+      pinned_(pinned),
+      data_(storage, [release = std::move(release)](std::byte*) {
+        if (release) release();
+      }) {}
+
+Image::Image(const Image& other) { *this = other; }
+
+Image& Image::operator=(const Image& other) {
+  if (this == &other) return *this;
+  Image copy = other.empty() ? Image() : Image(other.width_, other.height_, other.channels_, other.type_);
+  if (!other.empty()) std::memcpy(copy.data(), other.data(), other.bytes_);
+  return *this = std::move(copy);
 }
 
 }  // namespace clf

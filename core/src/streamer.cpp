@@ -252,21 +252,25 @@ void Run::make_slots() {
     for (auto& work : slot.work) work = device_.alloc(layout_.work_floats * sizeof(float), "strip planes");
     for (int t = 0; t < layout_.max_temps; ++t)
       slot.temps.push_back(device_.alloc(layout_.temp_floats * sizeof(float), "filter temp planes"));
-    // Pinned host staging: DMA runs from/to it while kernels run (pageable memory is several
-    // times slower and serialises on a bounce buffer).
+    // Pinned host staging, unless the image itself is pinned: DMA runs from/to it while kernels
+    // run (pageable memory is several times slower and serialises on a bounce buffer).
     cl_int err = CL_SUCCESS;
-    slot.pinned_in = cl::Buffer(device_.context(), CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_ONLY,
-                                layout_.upload_bytes, nullptr, &err);
-    cl_check(err, "clCreateBuffer", "pinned upload staging");
-    slot.pinned_out = cl::Buffer(device_.context(), CL_MEM_ALLOC_HOST_PTR | CL_MEM_WRITE_ONLY,
-                                 layout_.download_bytes, nullptr, &err);
-    cl_check(err, "clCreateBuffer", "pinned download staging");
-    slot.host_in = queues_[0].enqueueMapBuffer(slot.pinned_in, CL_TRUE, CL_MAP_WRITE, 0,
-                                               layout_.upload_bytes, nullptr, nullptr, &err);
-    cl_check(err, "clEnqueueMapBuffer", "pinned upload staging");
-    slot.host_out = queues_[2].enqueueMapBuffer(slot.pinned_out, CL_TRUE, CL_MAP_READ, 0,
-                                                layout_.download_bytes, nullptr, nullptr, &err);
-    cl_check(err, "clEnqueueMapBuffer", "pinned download staging");
+    if (!in_.pinned()) {
+      slot.pinned_in = cl::Buffer(device_.context(), CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_ONLY,
+                                  layout_.upload_bytes, nullptr, &err);
+      cl_check(err, "clCreateBuffer", "pinned upload staging");
+      slot.host_in = queues_[0].enqueueMapBuffer(slot.pinned_in, CL_TRUE, CL_MAP_WRITE, 0,
+                                                 layout_.upload_bytes, nullptr, nullptr, &err);
+      cl_check(err, "clEnqueueMapBuffer", "pinned upload staging");
+    }
+    if (!out_.pinned()) {
+      slot.pinned_out = cl::Buffer(device_.context(), CL_MEM_ALLOC_HOST_PTR | CL_MEM_WRITE_ONLY,
+                                   layout_.download_bytes, nullptr, &err);
+      cl_check(err, "clCreateBuffer", "pinned download staging");
+      slot.host_out = queues_[2].enqueueMapBuffer(slot.pinned_out, CL_TRUE, CL_MAP_READ, 0,
+                                                  layout_.download_bytes, nullptr, nullptr, &err);
+      cl_check(err, "clEnqueueMapBuffer", "pinned download staging");
+    }
   }
 }
 
@@ -278,18 +282,22 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
   const bool profile = options_.profile;
   const std::string tag = "strip " + std::to_string(index) + " ";
 
-  // Host pack: the rows this strip needs, into pinned memory.
-  const auto pack_start = Clock::now();
-  copy_rows(slot.host_in, in_.row(up_rows.begin), row_bytes * up_rows.size());
-  if (profile) {
-    std::lock_guard<std::mutex> lock(spans_mutex_);
-    host_spans_.push_back({3, tag + "pack", pack_start, Clock::now()});
+  // Host pack: the rows this strip needs, into pinned memory (a pinned image is DMA'd directly).
+  const void* upload_from = in_.row(up_rows.begin);
+  if (!in_.pinned()) {
+    const auto pack_start = Clock::now();
+    copy_rows(slot.host_in, upload_from, row_bytes * up_rows.size());
+    upload_from = slot.host_in;
+    if (profile) {
+      std::lock_guard<std::mutex> lock(spans_mutex_);
+      host_spans_.push_back({3, tag + "pack", pack_start, Clock::now()});
+    }
   }
 
   cl::Event uploaded;
   if (index == 0) first_enqueue_ = Clock::now();
   cl_check(queues_[0].enqueueWriteBuffer(slot.up.get(), CL_FALSE, 0, row_bytes * up_rows.size(),
-                                         slot.host_in, nullptr, &uploaded),
+                                         upload_from, nullptr, &uploaded),
            "clEnqueueWriteBuffer", tag + "upload");
   if (index == 0) first_event_ = uploaded;
   if (profile) recorded_.push_back({uploaded, tag + "upload", 0});
@@ -423,8 +431,9 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     for (size_t e = 0; e < kernel_events.size(); ++e)
       recorded_.push_back({kernel_events[e], tag + kernel_names[e], 1});
 
+  void* download_to = out_.pinned() ? static_cast<void*>(out_.row(strip.begin)) : slot.host_out;
   cl_check(queues_[2].enqueueReadBuffer(slot.down.get(), CL_FALSE, 0, out_.row_bytes() * strip.size(),
-                                        slot.host_out, &computed, &downloaded),
+                                        download_to, &computed, &downloaded),
            "clEnqueueReadBuffer", tag + "download");
   if (profile) recorded_.push_back({downloaded, tag + "download", 2});
   for (int q = 0; q < 3; ++q) cl_check(queues_[q].flush(), "clFlush", track_names[q]);
@@ -444,8 +453,9 @@ void Run::worker_loop() {
       cl_check(job.downloaded.wait(), "clWaitForEvents", "strip " + std::to_string(job.index) + " download");
       const auto start = Clock::now();
       const Range strip = layout_.strip(job.index);
-      copy_rows(out_.row(strip.begin), job.slot->host_out, out_.row_bytes() * strip.size());
-      if (options_.profile) {
+      if (!out_.pinned())
+        copy_rows(out_.row(strip.begin), job.slot->host_out, out_.row_bytes() * strip.size());
+      if (options_.profile && !out_.pinned()) {
         std::lock_guard<std::mutex> lock(spans_mutex_);
         host_spans_.push_back({4, "strip " + std::to_string(job.index) + " unpack", start, Clock::now()});
       }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "clf/cl.hpp"
+#include "clf/image.hpp"
 
 namespace clf {
 
@@ -78,6 +79,10 @@ class Device {
   // allocation would pass the injected limit (tests) or the driver refuses.
   DeviceBuffer alloc(size_t bytes, const char* what, cl_mem_flags flags = CL_MEM_READ_WRITE);
   DeviceBuffer upload(const void* data, size_t bytes, const char* what);  // read-only constant data
+  // A host image in page-locked memory (CL_MEM_ALLOC_HOST_PTR, mapped): the streamer DMAs straight
+  // from and to it instead of copying through its staging buffers. Contents start undefined.
+  // Falls back to ordinary memory when the driver cannot pin that much.
+  Image pinned_image(int width, int height, int channels, PixelType type);
   uint64_t bytes_in_use() const { return in_use_; }
   uint64_t peak_bytes_in_use() const { return peak_; }
   void reset_peak() { peak_ = uint64_t(in_use_); }

@@ -2,8 +2,9 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
-#include <vector>
 
 namespace clf {
 
@@ -19,31 +20,44 @@ constexpr int max_image_channels = 64;
 class Image {
  public:
   Image() = default;
-  // Zero-filled. Throws Error(usage) for non-positive or overflowing sizes.
+  // Zero-filled heap memory. Throws Error(usage) for non-positive or overflowing sizes.
   Image(int width, int height, int channels, PixelType type);
+  // Pixels in memory someone else owns; `release` runs when the last copy of the storage goes.
+  // `pinned` marks page-locked memory the device can DMA from and to directly (the streamer then
+  // skips its staging copies). See Device::pinned_image.
+  Image(int width, int height, int channels, PixelType type, std::byte* storage,
+        std::function<void()> release, bool pinned);
+  // Copies are deep (into heap memory); moves keep the storage.
+  Image(const Image& other);
+  Image& operator=(const Image& other);
+  Image(Image&&) noexcept = default;
+  Image& operator=(Image&&) noexcept = default;
 
   int width() const { return width_; }
   int height() const { return height_; }
   int channels() const { return channels_; }
   PixelType type() const { return type_; }
-  bool empty() const { return data_.empty(); }
+  bool empty() const { return bytes_ == 0; }
+  bool pinned() const { return pinned_; }
   size_t pixel_bytes() const { return size_t(channels_) * pixel_type_size(type_); }
   size_t row_bytes() const { return size_t(width_) * pixel_bytes(); }
-  size_t byte_size() const { return data_.size(); }
+  size_t byte_size() const { return bytes_; }
 
-  std::byte* data() { return data_.data(); }
-  const std::byte* data() const { return data_.data(); }
-  std::byte* row(int y) { return data_.data() + size_t(y) * row_bytes(); }
-  const std::byte* row(int y) const { return data_.data() + size_t(y) * row_bytes(); }
+  std::byte* data() { return data_.get(); }
+  const std::byte* data() const { return data_.get(); }
+  std::byte* row(int y) { return data() + size_t(y) * row_bytes(); }
+  const std::byte* row(int y) const { return data() + size_t(y) * row_bytes(); }
   template <class T>
-  T* pixels() { return reinterpret_cast<T*>(data_.data()); }
+  T* pixels() { return reinterpret_cast<T*>(data()); }
   template <class T>
-  const T* pixels() const { return reinterpret_cast<const T*>(data_.data()); }
+  const T* pixels() const { return reinterpret_cast<const T*>(data()); }
 
  private:
   int width_ = 0, height_ = 0, channels_ = 0;
   PixelType type_ = PixelType::f32;
-  std::vector<std::byte> data_;
+  size_t bytes_ = 0;
+  bool pinned_ = false;
+  std::shared_ptr<std::byte> data_;
 };
 
 // Checked width * height * channels * bytes; throws Error(usage) naming `what` on overflow or when
