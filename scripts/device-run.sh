@@ -12,6 +12,8 @@ export CLF_DEVICE=${CLF_DEVICE:-gpu}
 grep -E "tests passed|Failed|Passed" "$out/ctest.log" | tail -12
 ./build-dev/bin/clfilter-bench --size 8192x8192 --reps 5 --json "$out/bench_8k.json" --trace "$out/trace_8k.json" | tee "$out/bench_8k.txt"
 ./build-dev/bin/clfilter-bench --size 8192x8192 --reps 3 --filter "gaussian:sigma=2 + sobel + box:radius=1" | tee "$out/chain_8k.txt"
+# The same streamed run from ordinary (pageable) host images, for comparison with pinned ones.
+./build-dev/bin/clfilter-bench --size 8192x8192 --reps 5 --filter sobel:mode=x --pageable | tee "$out/pageable_8k.txt"
 # Tile sweep for the tiled variant (the direct rows repeat as the control).
 if [ "${CLF_TILE_SWEEP:-1}" = 1 ]; then
   for tile in 1024x4/256; do
