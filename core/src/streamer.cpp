@@ -587,11 +587,12 @@ RunStats stream(Device& device, const std::vector<Filter*>& chain, const Image& 
     };
     int slots = options.slots;
     // Strip height: the user's, else enough strips to overlap transfers with compute (about one
-    // per quarter MPix, up to 16), capped by the budget.
+    // per quarter MPix, up to 32: filling and draining the pipeline costs about one strip's
+    // transfer each), capped by the budget.
     int rows = requested_rows;
     if (rows == 0) {
       const int64_t pixels = int64_t(in.width()) * height;
-      const int strips = int(std::clamp<int64_t>(pixels >> 18, 1, 16));
+      const int strips = int(std::clamp<int64_t>(pixels >> 18, 1, 32));
       const int target = (height + strips - 1) / strips;
       // The largest height <= target that fits (slot bytes grow with it); when not even one row
       // fits with this many slots, fewer slots in flight beat failing.
