@@ -29,6 +29,8 @@ function(clf_add_plugin name)
     clf_embed_kernels(clf_plugin_${name} ${name} ${P_KERNELS})
   endif()
   if(CLF_PLUGIN_INSTALL_DIR)
+    # <prefix>/lib/clfilter/plugins -> <prefix>/lib, where libclfilter lives.
+    set_target_properties(clf_plugin_${name} PROPERTIES INSTALL_RPATH "$ORIGIN/../..")
     install(TARGETS clf_plugin_${name} LIBRARY DESTINATION ${CLF_PLUGIN_INSTALL_DIR})
   endif()
 endfunction()

@@ -1,0 +1,26 @@
+// emboss: out = in + strength * (bottom-right minus top-left neighbours), a relief lit from the
+// top left. The 3x3 window is staged with clfilter's shared helper clf_stage_window (prepended by
+// Device::build with the rest of the kernel prelude); built with -D TW/TH/WG from choose_tiling.
+#define R 1
+#define WIN_W (TW + 2 * R)
+#define WIN_H (TH + 2 * R)
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void emboss(
+    __global const float* src, int src_origin, int src_pitch, int src_plane, __global float* dst,
+    int dst_origin, int dst_pitch, int dst_plane, int width, int rows, float strength) {
+  __local float win[WIN_H * WIN_W];
+  const int tx0 = get_group_id(0) * TW, ty0 = get_group_id(1) * TH, c = get_group_id(2);
+  const event_t staged = clf_stage_window(win, WIN_W, WIN_H, src + src_origin + c * src_plane,
+                                          src_pitch, tx0 - R, ty0 - R, width + 2 * R - tx0,
+                                          rows + 2 * R - ty0);
+  __global float* d = dst + dst_origin + c * dst_plane;
+  clf_stage_wait(staged);
+  for (int xo = get_local_id(0); xo < TW && tx0 + xo < width; xo += WG)
+    for (int t = 0; t < TH && ty0 + t < rows; ++t) {
+      const float centre = win[(t + 1) * WIN_W + xo + 1];
+      const float relief = win[(t + 2) * WIN_W + xo + 2] + 0.5f * (win[(t + 2) * WIN_W + xo + 1] +
+                           win[(t + 1) * WIN_W + xo + 2]) - win[t * WIN_W + xo] -
+                           0.5f * (win[t * WIN_W + xo + 1] + win[(t + 1) * WIN_W + xo]);
+      d[(ty0 + t) * dst_pitch + tx0 + xo] = centre + strength * relief;
+    }
+}
