@@ -52,12 +52,30 @@ ImageFile read_image_file(const std::string& path, const ImageAllocator& allocat
     throw Error(ErrorKind::io, "cannot read '" + path + "': volume images (depth " +
                                    std::to_string(s.depth) + ") are not supported");
   const PixelType type = pixel_type_of(s.format, !s.channelformats.empty());
-  // Refuse absurd headers before allocating anything.
-  checked_image_bytes(s.width, s.height, s.nchannels, pixel_type_size(type), "'" + path + "'");
+  // Refuse absurd headers before allocating anything: past the format limits, or past this
+  // machine's memory (input and output both live in memory).
+  uint64_t bytes = 0;
+  try {
+    bytes = checked_image_bytes(s.width, s.height, s.nchannels, pixel_type_size(type), "cannot read '" + path + "'");
+  } catch (const Error& e) {
+    throw Error(ErrorKind::io, e.what());
+  }
+  const uint64_t memory = uint64_t(::sysconf(_SC_PHYS_PAGES)) * uint64_t(::sysconf(_SC_PAGE_SIZE));
+  if (memory && 2 * bytes > memory)
+    throw Error(ErrorKind::io, "cannot read '" + path + "': a " + std::to_string(s.width) + "x" +
+                                   std::to_string(s.height) + "x" + std::to_string(s.nchannels) +
+                                   " image needs " + std::to_string(2 * bytes >> 20) +
+                                   " MiB for input and output, more than this machine's " +
+                                   std::to_string(memory >> 20) + " MiB; the image is too large");
   file.image = allocate ? allocate(s.width, s.height, s.nchannels, type)
                         : Image(s.width, s.height, s.nchannels, type);
-  if (!in->read_image(0, 0, 0, s.nchannels, type_desc(type), file.image.data()))
-    throw Error(ErrorKind::io, "cannot read '" + path + "': " + clean(in->geterror()));
+  const bool ok = in->read_image(0, 0, 0, s.nchannels, type_desc(type), file.image.data());
+  // Some readers report damage (a JPEG cut short: "Premature end of JPEG file") and still return
+  // true with the missing part filled in; a filtered copy of a damaged image is not what the user
+  // asked for, so any reported error refuses the file.
+  const std::string problem = in->geterror();
+  if (!ok || !problem.empty())
+    throw Error(ErrorKind::io, "cannot read '" + path + "': " + clean(problem));
   in->close();
   return file;
 }

@@ -1,0 +1,140 @@
+// Hostile input and faults through the real clfilter binary: broken and lying files, no OpenCL at
+// all, interruption. Each must end in a clear error, a non-zero exit and no output file.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "image_io.hpp"
+#include "support.hpp"
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+
+namespace {
+
+fs::path dir() {
+  static fs::path d = [] {
+    fs::path p = fs::temp_directory_path() / ("clf_hostile_" + std::to_string(::getpid()));
+    fs::create_directories(p);
+    return p;
+  }();
+  return d;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Result {
+  int code;
+  std::string err;
+};
+
+Result clfilter(const std::string& args, const std::string& env = "") {
+  const fs::path err = dir() / "stderr.txt";
+  const std::string cmd = "cd '" + dir().string() + "' && " + env + " '" + CLF_TEST_CLI + "' " + args +
+                          " >/dev/null 2>'" + err.string() + "' </dev/null";
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(err)};
+}
+
+void write_bytes(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
+
+bool leftovers() {
+  for (const auto& e : fs::directory_iterator(dir()))
+    if (e.path().filename().string().rfind(".clfilter-", 0) == 0) return true;
+  return false;
+}
+
+void expect_refused(const std::string& input, const std::string& message) {
+  fs::remove(dir() / "out.png");
+  Result r = clfilter("'" + input + "' out.png -f sobel");
+  INFO("input " << input << "\nstderr: " << r.err);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Contains("clfilter: error: cannot read '" + input + "'") && Contains(message));
+  CHECK_FALSE(fs::exists(dir() / "out.png"));
+  CHECK_FALSE(leftovers());
+}
+
+}  // namespace
+
+TEST_CASE("empty, truncated and corrupt images are refused naming the file") {
+  const clf::Image img = test::random_image(64, 48, 3, clf::PixelType::u8, 2);
+  OIIO::ImageSpec spec(64, 48, 3, OIIO::TypeDesc::UINT8);
+  clf::write_image_file((dir() / "good.png").string(), img, spec);
+  clf::write_image_file((dir() / "good.exr").string(), img, OIIO::ImageSpec(64, 48, 3, OIIO::TypeDesc::HALF));
+  clf::write_image_file((dir() / "good.jpg").string(), img, spec);
+  const std::string png = slurp(dir() / "good.png"), exr = slurp(dir() / "good.exr"), jpg = slurp(dir() / "good.jpg");
+
+  write_bytes(dir() / "empty.png", "");
+  expect_refused("empty.png", "");
+  write_bytes(dir() / "cut.png", png.substr(0, png.size() / 2));
+  expect_refused("cut.png", "");
+  write_bytes(dir() / "cut.exr", exr.substr(0, exr.size() / 2));
+  expect_refused("cut.exr", "");
+  write_bytes(dir() / "cut.jpg", jpg.substr(0, jpg.size() / 3));
+  expect_refused("cut.jpg", "");
+  std::string bad_crc = png;
+  bad_crc[bad_crc.size() / 2] ^= 0x5a;  // inside the compressed IDAT: CRC and inflate both break
+  write_bytes(dir() / "badcrc.png", bad_crc);
+  expect_refused("badcrc.png", "");
+  write_bytes(dir() / "notes.exr", "plain text, not an image\n");
+  expect_refused("notes.exr", "");
+  CHECK(slurp(dir() / "good.png") == png);  // inputs are never touched
+}
+
+TEST_CASE("a header claiming absurd dimensions is refused before allocating") {
+  write_bytes(dir() / "huge.pgm", "P5\n2147483647 2147483647\n255\n");
+  expect_refused("huge.pgm", "too large");
+  write_bytes(dir() / "huge16.pgm", "P5\n100000 100000000\n65535\n");
+  expect_refused("huge16.pgm", "too large");
+}
+
+TEST_CASE("no OpenCL platform at all is a clear error with a hint") {
+  const clf::Image img = test::random_image(8, 8, 1, clf::PixelType::u8, 2);
+  clf::write_image_file((dir() / "small.png").string(), img, OIIO::ImageSpec(8, 8, 1, OIIO::TypeDesc::UINT8));
+  fs::create_directories(dir() / "no_vendors");
+  Result r = clfilter("small.png out.png -f sobel", "OCL_ICD_VENDORS='" + (dir() / "no_vendors").string() + "'");
+  INFO(r.err);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Contains("no OpenCL platform found") && Contains("pocl-opencl-icd"));
+  CHECK_FALSE(fs::exists(dir() / "out.png"));
+}
+
+TEST_CASE("Ctrl-C during a long run stops promptly with no output and no temp file") {
+  const clf::Image img = test::random_image(3000, 3000, 1, clf::PixelType::f32, 3);
+  clf::write_image_file((dir() / "big.exr").string(), img, OIIO::ImageSpec(3000, 3000, 1, OIIO::TypeDesc::FLOAT));
+  fs::remove(dir() / "big_out.exr");
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::chdir(dir().c_str());
+    ::freopen("/dev/null", "w", stderr);
+    ::execl(CLF_TEST_CLI, "clfilter", "big.exr", "big_out.exr", "-f", "gaussian:sigma=20", "-f",
+            "gaussian:sigma=20", "--strip-rows", "32", "--device", "cpu", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  int early = 0;
+  REQUIRE(::waitpid(pid, &early, WNOHANG) == 0);  // still running: the job is long enough to interrupt
+  ::kill(pid, SIGINT);
+  const auto sent = std::chrono::steady_clock::now();
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+  INFO("exited " << (WIFEXITED(status) ? WEXITSTATUS(status) : -1) << " after " << seconds << " s");
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  CHECK(seconds < 10);
+  CHECK_FALSE(fs::exists(dir() / "big_out.exr"));
+  CHECK_FALSE(leftovers());
+}
