@@ -10,6 +10,7 @@ packages=(
   libopenimageio-dev openimageio-tools
   libboost-dev libboost-filesystem-dev
   catch2
+  clang libclang-rt-14-dev
   python3
 )
 missing=()

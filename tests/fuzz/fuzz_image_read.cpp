@@ -1,0 +1,28 @@
+// libFuzzer target: image loading through the CLI's IO path (OpenImageIO + clfilter's size checks).
+// The first byte picks the file extension, the rest is the file. Any input must end in an image or
+// a clf::Error.
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "clf/error.hpp"
+#include "image_io.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1) return 0;
+  static const char* const extensions[] = {".png", ".exr", ".jpg", ".tif", ".pgm", ".bmp", ".hdr", ".tga"};
+  const std::string path = "/tmp/clf_fuzz_" + std::to_string(::getpid()) + extensions[data[0] % 8];
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(data + 1), std::streamsize(size - 1));
+  }
+  try {
+    clf::read_image_file(path);
+  } catch (const clf::Error&) {
+  }
+  std::remove(path.c_str());
+  return 0;
+}
