@@ -15,6 +15,12 @@
 
 #include "clf/clf.hpp"
 
+#ifdef CLF_BENCH_OPENCV
+#include <opencv2/core.hpp>
+#include <opencv2/core/ocl.hpp>
+#include <opencv2/imgproc.hpp>
+#endif
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -124,6 +130,58 @@ clf::Image make_image(clf::Device& device, int w, int h, int c, clf::PixelType t
   return img;
 }
 
+#ifdef CLF_BENCH_OPENCV
+// The same workload through OpenCV: its CPU functions (host -> host) and its OpenCL path (UMat,
+// data on the device, timed to cv::ocl::finish). Returns {cpu ms, ocl ms}; 0 where not comparable.
+std::pair<double, double> opencv_ms(const std::string& spec, const clf::Image& in, int reps) {
+  const auto parsed = clf::parse_filter_spec(spec);
+  if (in.type() == clf::PixelType::f16 || spec.find('+') != std::string::npos) return {0, 0};
+  const int depth = in.type() == clf::PixelType::u8 ? CV_8U : in.type() == clf::PixelType::u16 ? CV_16U : CV_32F;
+  const cv::Mat src(in.height(), in.width(), CV_MAKETYPE(depth, in.channels()), const_cast<std::byte*>(in.data()));
+  std::function<void(cv::InputArray, cv::OutputArray)> run;
+  auto param = [&](const char* k, const char* d) { return parsed.params.count(k) ? parsed.params.at(k) : std::string(d); };
+  if (parsed.name == "sobel" && param("mode", "magnitude") == "x")
+    run = [&](cv::InputArray a, cv::OutputArray b) { cv::Sobel(a, b, -1, std::stoi(param("dx", "1")), 0, std::stoi(param("ksize", "3"))); };
+  else if (parsed.name == "gaussian")
+    run = [&](cv::InputArray a, cv::OutputArray b) { const double s = std::stod(param("sigma", "1")); cv::GaussianBlur(a, b, cv::Size(0, 0), s, s); };
+  else if (parsed.name == "box") {
+    const int n = 2 * std::stoi(param("radius", "1")) + 1;
+    run = [=](cv::InputArray a, cv::OutputArray b) { cv::boxFilter(a, b, -1, cv::Size(n, n)); };
+  } else if (parsed.name == "convolve" && parsed.params.count("kernel")) {
+    const clf::Matrix m = clf::parse_matrix(parsed.params.at("kernel"), "kernel");
+    cv::Mat k(m.rows, m.cols, CV_32F);
+    for (int r = 0; r < m.rows; ++r)
+      for (int c = 0; c < m.cols; ++c) k.at<float>(r, c) = float(m.at(r, c));
+    run = [k](cv::InputArray a, cv::OutputArray b) { cv::filter2D(a, b, -1, k); };
+  } else {
+    return {0, 0};
+  }
+  auto best_of = [&](const std::function<void()>& f) {
+    double best = 1e30;
+    for (int r = 0; r < reps + 1; ++r) {
+      const auto t0 = Clock::now();
+      f();
+      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      if (r > 0) best = std::min(best, ms);
+    }
+    return best;
+  };
+  cv::ocl::setUseOpenCL(false);
+  cv::Mat dst;
+  const double cpu = best_of([&] { run(src, dst); });
+  double ocl = 0;
+  cv::ocl::setUseOpenCL(true);
+  if (cv::ocl::haveOpenCL() && cv::ocl::useOpenCL()) {
+    cv::UMat usrc = src.getUMat(cv::ACCESS_READ).clone(), udst;
+    ocl = best_of([&] {
+      run(usrc, udst);
+      cv::ocl::finish();
+    });
+  }
+  return {cpu, ocl};
+}
+#endif
+
 clf::PixelType parse_type(const std::string& t) {
   if (t == "u8") return clf::PixelType::u8;
   if (t == "u16") return clf::PixelType::u16;
@@ -188,6 +246,11 @@ int main(int argc, char** argv) try {
               copy, copy * 1e3 / 8, h2d, d2h, both_ms);
 
   std::vector<Row> rows;
+  struct Versus {
+    std::string filter;
+    double clfilter_ms, opencv_cpu_ms, opencv_ocl_ms;
+  };
+  std::vector<Versus> versus;
   const clf::Tuning base = device->tuning();
   for (const auto& spec : filters)
     for (auto variant : {clf::Variant::direct, clf::Variant::tiled}) {
@@ -231,6 +294,13 @@ int main(int argc, char** argv) try {
         (queues == 3 ? row.overlap3 : row.overlap1) = overlap;
       }
       rows.push_back(row);
+#ifdef CLF_BENCH_OPENCV
+      if (variant == clf::Variant::tiled) {  // once per filter, against the faster variant's stream
+        const auto [cpu, ocl] = opencv_ms(spec, in, reps);
+        const double mine = std::min(row.stream3_ms, rows[rows.size() - 2].stream3_ms);
+        if (cpu > 0) versus.push_back({row.filter, mine, cpu, ocl});
+      }
+#endif
     }
   device->set_tuning(base);
 
@@ -239,6 +309,15 @@ int main(int argc, char** argv) try {
   for (const auto& r : rows)
     std::printf("%-26s %-7s %12.3f %14.1f %13.2f %8.2f %13.2f %8.2f\n", r.filter.c_str(), r.variant.c_str(),
                 r.kernel_ms, r.kernel_mpix_s, r.stream3_ms, r.overlap3, r.stream1_ms, r.overlap1);
+  if (!versus.empty()) {
+    std::printf("\nside by side, host image -> host image (OpenCV UMat: data already on its device)\n"
+                "%-26s %14s %16s %8s %17s\n", "filter", "clfilter MPix/s", "OpenCV CPU MPix/s",
+                "ratio", "OpenCV UMat MPix/s");
+    for (const auto& v : versus)
+      std::printf("%-26s %14.1f %16.1f %7.2fx %17.1f\n", v.filter.c_str(), mpix / (v.clfilter_ms / 1e3),
+                  mpix / (v.opencv_cpu_ms / 1e3), v.opencv_cpu_ms / v.clfilter_ms,
+                  v.opencv_ocl_ms > 0 ? mpix / (v.opencv_ocl_ms / 1e3) : 0.0);
+  }
   if (!json_path.empty()) {
     std::ofstream j(json_path);
     j << "{\"device\":\"" << device->info().name << "\",\"width\":" << width << ",\"height\":" << height
