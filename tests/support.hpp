@@ -117,6 +117,19 @@ inline bool identical(const clf::Image& a, const clf::Image& b) {
          a.type() == b.type() && std::equal(a.data(), a.data() + a.byte_size(), b.data());
 }
 
+// Every kernel layout the filters can take: direct (the device's vector width), direct one output
+// per work-item, tiled (small tiles, so small images span several).
+struct Layout {
+  clf::Variant variant;
+  int vector_width;
+  const char* name;
+};
+inline const std::vector<Layout>& layouts() {
+  static const std::vector<Layout> all = {
+      {clf::Variant::direct, 0, "direct"}, {clf::Variant::direct, 1, "direct x1"}, {clf::Variant::tiled, 0, "tiled"}};
+  return all;
+}
+
 inline clf::Image run_chain(const std::vector<std::string>& specs, const clf::Image& in,
                             const clf::RunOptions& options = {}, clf::RunStats* stats = nullptr) {
   clf::Pipeline pipeline(device());
@@ -127,12 +140,14 @@ inline clf::Image run_chain(const std::vector<std::string>& specs, const clf::Im
   return out;
 }
 
-// Sets the device's kernel variant for the scope of a test.
+// Sets the device's kernel variant (and for direct, the outputs per work-item; 0 keeps the
+// device's default) for the scope of a test.
 struct VariantScope {
   clf::Tuning saved;
-  explicit VariantScope(clf::Variant v) : saved(device()->tuning()) {
+  explicit VariantScope(clf::Variant v, int vector_width = 0) : saved(device()->tuning()) {
     clf::Tuning t = saved;
     t.variant = v;
+    if (vector_width > 0) t.vector_width = vector_width;
     if (v == clf::Variant::tiled) {  // small tiles so that small test images span several
       t.tile_width = 32;
       t.tile_height = 4;

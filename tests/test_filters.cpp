@@ -84,8 +84,10 @@ void check_case(const FilterCase& fc, const std::string& border, const clf::Imag
   const double border_value = in.type() == clf::PixelType::u8 ? 7 : in.type() == clf::PixelType::u16 ? 300 : 0.25;
   std::string spec = fc.spec + (fc.spec.find(':') == std::string::npos ? ":" : ",") + "border=" + border;
   if (border == "constant") spec += ",border_value=" + std::to_string(border_value);
+  const clf::Tuning& t = test::device()->tuning();
   INFO(spec << " on " << in.width() << "x" << in.height() << "x" << in.channels() << " "
-            << clf::pixel_type_name(in.type()) << ", " << clf::variant_name(test::device()->tuning().variant));
+            << clf::pixel_type_name(in.type()) << ", " << clf::variant_name(t.variant) << " vector width "
+            << t.vector_width);
   const clf::Image out = test::run_chain({spec}, in);
   test::check_matches(out, fc.reference(test::to_ref(in), ref::border_from_name(border), border_value), fc.kernel_l1);
 }
@@ -94,8 +96,8 @@ void check_case(const FilterCase& fc, const std::string& border, const clf::Imag
 
 TEST_CASE("every filter matches the reference for every border, type, channel count and variant") {
   const auto cases = filter_cases();
-  for (auto variant : {clf::Variant::direct, clf::Variant::tiled}) {
-    test::VariantScope scope(variant);
+  for (const auto& layout : test::layouts()) {
+    test::VariantScope scope(layout.variant, layout.vector_width);
     for (auto type : {clf::PixelType::f32, clf::PixelType::u8, clf::PixelType::u16, clf::PixelType::f16})
       for (int channels : {1, 3, 4}) {
         const clf::Image in = test::random_image(37, 23, channels, type, unsigned(channels));
@@ -107,8 +109,8 @@ TEST_CASE("every filter matches the reference for every border, type, channel co
 
 TEST_CASE("odd sizes: 1x1, single rows and columns, prime widths, radius larger than the image") {
   const auto cases = filter_cases();
-  for (auto variant : {clf::Variant::direct, clf::Variant::tiled}) {
-    test::VariantScope scope(variant);
+  for (const auto& layout : test::layouts()) {
+    test::VariantScope scope(layout.variant, layout.vector_width);
     for (auto [w, h] : {std::pair{1, 1}, {1, 9}, {9, 1}, {7, 3}, {131, 5}, {1000, 3}, {2, 2}}) {
       const clf::Image in = test::random_image(w, h, 1, clf::PixelType::f32, 3);
       for (const auto& fc : cases)
@@ -126,20 +128,19 @@ TEST_CASE("a large radius on a small image still matches (gaussian sigma 3 = rad
   }
 }
 
-TEST_CASE("both variants give the same answer") {
+TEST_CASE("every variant gives the same answer") {
   const clf::Image in = test::random_image(300, 41, 3, clf::PixelType::f32, 9);
   for (const auto& fc : filter_cases()) {
-    clf::Image direct, tiled;
-    {
-      test::VariantScope scope(clf::Variant::direct);
-      direct = test::run_chain({fc.spec}, in);
-    }
-    {
-      test::VariantScope scope(clf::Variant::tiled);
-      tiled = test::run_chain({fc.spec}, in);
+    std::vector<clf::Image> results;
+    for (const auto& layout : test::layouts()) {
+      test::VariantScope scope(layout.variant, layout.vector_width);
+      results.push_back(test::run_chain({fc.spec}, in));
     }
     INFO(fc.spec);
-    test::check_matches(tiled, test::to_ref(direct), fc.kernel_l1);
+    for (size_t i = 1; i < results.size(); ++i) {
+      INFO(test::layouts()[i].name << " against " << test::layouts()[0].name);
+      test::check_matches(results[i], test::to_ref(results[0]), fc.kernel_l1);
+    }
   }
 }
 
@@ -159,8 +160,8 @@ TEST_CASE("kernels past the constant-memory and local-memory limits still run") 
   kernel[0] = '3';  // break rank 1
   const clf::Image in = test::random_image(40, 30, 1, clf::PixelType::f32, 11);
   const clf::Matrix m = clf::parse_matrix(kernel, "k");
-  for (auto variant : {clf::Variant::direct, clf::Variant::tiled}) {
-    test::VariantScope scope(variant);
+  for (const auto& layout : test::layouts()) {
+    test::VariantScope scope(layout.variant, layout.vector_width);
     const clf::Image out = test::run_chain({"convolve:kernel=" + kernel}, in);
     const ref::Image want = ref::correlate(test::to_ref(in), m.values, 101, 101, Border::reflect101);
     const double scale = 1e3;  // sums of ~10^4 terms: compare relative to their size

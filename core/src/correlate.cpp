@@ -15,21 +15,24 @@ constexpr size_t max_taps_single_pass = 49;
 }  // namespace
 
 std::string Tiling::defines() const {
-  if (variant == Variant::direct) return {};
+  if (variant == Variant::direct) return vector_width > 1 ? " -D VW=" + std::to_string(vector_width) : "";
   return " -D TW=" + std::to_string(tile_width) + " -D TH=" + std::to_string(tile_height) +
          " -D WG=" + std::to_string(group_width);
 }
 
 cl::NDRange Tiling::global(int width, int rows, int channels) const {
-  if (variant == Variant::direct)
-    return cl::NDRange(size_t(round_up(width, group_width)), size_t(rows), size_t(channels));
+  if (variant == Variant::direct) {
+    const int items = (width + vector_width - 1) / vector_width;
+    return cl::NDRange(size_t(round_up(items, group_width)), size_t(rows), size_t(channels));
+  }
   const size_t groups_x = size_t((width + tile_width - 1) / tile_width);
   const size_t groups_y = size_t((rows + tile_height - 1) / tile_height);
   return cl::NDRange(groups_x * group_width, groups_y, size_t(channels));
 }
 
 std::string Tiling::describe() const {
-  if (variant == Variant::direct) return "direct";
+  if (variant == Variant::direct)
+    return vector_width > 1 ? "direct x" + std::to_string(vector_width) : "direct";
   return "tiled " + std::to_string(tile_width) + "x" + std::to_string(tile_height) + "/" +
          std::to_string(group_width);
 }
@@ -38,7 +41,7 @@ Tiling choose_tiling(const Device& device, int rx, int ry) {
   const DeviceInfo& info = device.info();
   const Tuning& tuning = device.tuning();
   Tiling t{tuning.variant, tuning.tile_width, tuning.tile_height,
-           std::min<int>(tuning.group_width, int(info.max_work_group_size))};
+           std::min<int>(tuning.group_width, int(info.max_work_group_size)), tuning.vector_width};
   if (t.variant == Variant::tiled && rx == 0 && ry > t.tile_height) {
     // A column pass on a short tile stages mostly halo (radius 12 on 2-row tiles: 13x the rows):
     // make the tile taller, about as many pixels, no narrower than the group. (Measured on the
@@ -75,7 +78,8 @@ Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float
     options += " -D CLF_WEIGHTS=__global";
   cl::Program program = device.build("clf_correlate", "", options + tiling_.defines());
   kernel_ = device.kernel(program, tiling_.variant == Variant::tiled ? "clf_correlate_tiled"
-                                                                     : "clf_correlate_direct");
+                                   : tiling_.vector_width > 1      ? "clf_correlate_vector"
+                                                                   : "clf_correlate_direct");
   weights_ = device.upload(weights.data(), weight_bytes, (name + " weights").c_str());
 }
 

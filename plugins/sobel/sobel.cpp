@@ -76,7 +76,8 @@ class SobelMagnitude : public Filter {
     const std::string options = "-D RX=" + std::to_string(r) + " -D RY=" + std::to_string(r) + tiling_.defines();
     cl::Program program = device.build("sobel.cl", sobel_sobel_cl, options);
     kernel_ = device.kernel(program, tiling_.variant == Variant::tiled ? "sobel_magnitude_tiled"
-                                                                       : "sobel_magnitude_direct");
+                                     : tiling_.vector_width > 1      ? "sobel_magnitude_vector"
+                                                                     : "sobel_magnitude_direct");
     wx_ = device.upload(wx.data(), wx.size() * sizeof(float), "sobel x weights");
     wy_ = device.upload(wy.data(), wy.size() * sizeof(float), "sobel y weights");
   }

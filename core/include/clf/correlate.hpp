@@ -15,12 +15,13 @@ namespace clf {
 struct Tiling {
   Variant variant = Variant::direct;
   int tile_width = 0, tile_height = 0, group_width = 0;
-  std::string defines() const;  // " -D TW=.. -D TH=.. -D WG=.." for tiled, "" for direct
+  int vector_width = 1;  // direct: outputs per work-item (kernels that support it: -D VW)
+  std::string defines() const;  // " -D TW=.. -D TH=.. -D WG=.." for tiled, " -D VW=.." or "" for direct
   // Launch geometry over width x rows x channels: one group per tile (tiled) or one work-item
   // per pixel (direct).
   cl::NDRange global(int width, int rows, int channels) const;
   cl::NDRange local() const { return cl::NDRange(size_t(group_width), 1, 1); }
-  std::string describe() const;  // "tiled 256x16/128" or "direct"
+  std::string describe() const;  // "tiled 256x16/128", "direct x16" or "direct"
 };
 Tiling choose_tiling(const Device& device, int rx, int ry);
 

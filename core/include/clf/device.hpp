@@ -32,6 +32,7 @@ struct Tuning {
   Variant variant = Variant::direct;
   int tile_width = 256, tile_height = 8;  // tiled: outputs per work-group
   int group_width = 128;                  // tiled: work-items per group (1-D along x)
+  int vector_width = 1;                   // direct: outputs per work-item (vector loads), 1/4/8/16
 };
 Variant parse_variant(const std::string& text);  // "tiled" | "direct"; throws Error(usage)
 const char* variant_name(Variant variant);
