@@ -53,6 +53,8 @@ Streaming:
                            1 = one in-order queue, for comparison
   --max-device-memory SZ   device memory budget, e.g. 64M, 2G (default: half the
                            device's memory)
+  --zero-copy on|off       on CPU devices, kernels read and write the images in
+                           place instead of copying strips (default on)
 
 Output and diagnostics:
   --stats                  print wall time, per-queue busy time and overlap ratio
@@ -133,7 +135,11 @@ Options parse_args(int argc, char** argv) {
       o.run.queues = parse_int(arg, next(), 1, 3);
       if (o.run.queues == 2) throw usage_error("--queues expects 1 or 3 (got 2)");
     } else if (arg == "--max-device-memory") o.run.max_device_memory = parse_size(arg, next());
-    else if (arg == "--stats") o.stats = true;
+    else if (arg == "--zero-copy") {
+      const std::string v = next();
+      if (v != "on" && v != "off") throw usage_error("--zero-copy expects on or off (got '" + v + "')");
+      o.run.zero_copy = v == "on";
+    } else if (arg == "--stats") o.stats = true;
     else if (arg == "--trace") o.trace = next();
     else if (arg == "--list-filters") {
       o.list_filters = "";

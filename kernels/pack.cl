@@ -1,6 +1,8 @@
 // Conversion between the host's interleaved native pixels and the device's float planes, compiled
 // per pixel type with -D CLF_PIXEL=0 (u8), 1 (u16), 2 (f16) or 3 (f32). Transfers stay in the
 // native type (u8 moves 4x fewer bytes than f32); rounding and saturation follow OpenCV.
+// Offsets (in pixels' samples) let the kernels read and write a host image in place (zero-copy
+// on CPU devices). With -D VW=n, single-channel rows move n pixels per work-item (vector loads).
 #if CLF_PIXEL == 0
 typedef uchar pixel_t;
 #define LOAD(p, i) convert_float((p)[i])
@@ -20,10 +22,12 @@ typedef float pixel_t;
 #endif
 
 // Interleaved rows (width x rows x channels) -> channel planes.
-__kernel void clf_unpack(__global const pixel_t* src, int width, int rows, int channels,
-                         __global float* dst, int dst_origin, int dst_pitch, int dst_plane) {
+__kernel void clf_unpack(__global const pixel_t* src, ulong src_offset, int width, int rows,
+                         int channels, __global float* dst, int dst_origin, int dst_pitch,
+                         int dst_plane) {
   const int x = get_global_id(0), y = get_global_id(1);
   if (x >= width || y >= rows) return;
+  src += src_offset;
   const int in = (y * width + x) * channels;
   const int out = dst_origin + y * dst_pitch + x;
   for (int c = 0; c < channels; ++c) dst[out + c * dst_plane] = LOAD(src, in + c);
@@ -31,10 +35,56 @@ __kernel void clf_unpack(__global const pixel_t* src, int width, int rows, int c
 
 // Channel planes -> interleaved rows in the native type.
 __kernel void clf_pack(__global const float* src, int src_origin, int src_pitch, int src_plane,
-                       __global pixel_t* dst, int width, int rows, int channels) {
+                       __global pixel_t* dst, ulong dst_offset, int width, int rows, int channels) {
   const int x = get_global_id(0), y = get_global_id(1);
   if (x >= width || y >= rows) return;
+  dst += dst_offset;
   const int in = src_origin + y * src_pitch + x;
   const int out = (y * width + x) * channels;
   for (int c = 0; c < channels; ++c) STORE(dst, out + c, src[in + c * src_plane]);
 }
+
+#ifdef VW
+#define CLF_PCAT2(a, b) a##b
+#define CLF_PCAT(a, b) CLF_PCAT2(a, b)
+typedef CLF_PCAT(float, VW) clf_pfloatv;
+#if CLF_PIXEL == 0
+#define VLOAD(i, p) CLF_PCAT(convert_float, VW)(CLF_PCAT(vload, VW)(i, p))
+#define VSTORE(v, i, p) CLF_PCAT(vstore, VW)(CLF_PCAT(CLF_PCAT(convert_uchar, VW), _sat_rte)(v), i, p)
+#elif CLF_PIXEL == 1
+#define VLOAD(i, p) CLF_PCAT(convert_float, VW)(CLF_PCAT(vload, VW)(i, p))
+#define VSTORE(v, i, p) CLF_PCAT(vstore, VW)(CLF_PCAT(CLF_PCAT(convert_ushort, VW), _sat_rte)(v), i, p)
+#elif CLF_PIXEL == 2
+#define VLOAD(i, p) CLF_PCAT(vload_half, VW)(i, p)
+#define VSTORE(v, i, p) CLF_PCAT(CLF_PCAT(vstore_half, VW), _rte)(v, i, p)
+#else
+#define VLOAD(i, p) CLF_PCAT(vload, VW)(i, p)
+#define VSTORE(v, i, p) CLF_PCAT(vstore, VW)(v, i, p)
+#endif
+
+// Single-channel rows, VW pixels per work-item; the row's partial tail one pixel at a time.
+__kernel void clf_unpack1(__global const pixel_t* src, ulong src_offset, int width, int rows,
+                          int channels, __global float* dst, int dst_origin, int dst_pitch,
+                          int dst_plane) {
+  const int x0 = get_global_id(0) * VW, y = get_global_id(1);
+  if (x0 >= width || y >= rows) return;
+  const __global pixel_t* s = src + src_offset + (size_t)y * width + x0;
+  __global float* d = dst + dst_origin + y * dst_pitch + x0;
+  if (x0 + VW <= width)
+    CLF_PCAT(vstore, VW)(VLOAD(0, s), 0, d);
+  else
+    for (int k = 0; k < width - x0; ++k) d[k] = LOAD(s, k);
+}
+
+__kernel void clf_pack1(__global const float* src, int src_origin, int src_pitch, int src_plane,
+                        __global pixel_t* dst, ulong dst_offset, int width, int rows, int channels) {
+  const int x0 = get_global_id(0) * VW, y = get_global_id(1);
+  if (x0 >= width || y >= rows) return;
+  const __global float* s = src + src_origin + y * src_pitch + x0;
+  __global pixel_t* d = dst + dst_offset + (size_t)y * width + x0;
+  if (x0 + VW <= width)
+    VSTORE(CLF_PCAT(vload, VW)(0, s), 0, d);
+  else
+    for (int k = 0; k < width - x0; ++k) STORE(d, k, s[k]);
+}
+#endif

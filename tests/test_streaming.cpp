@@ -33,13 +33,16 @@ TEST_CASE("streamed output equals whole-image output for any strip height, slot 
       halo = p.halo().y;
     }
     for (int rows : {1, 2, std::max(1, halo - 1), halo, 5, 7, 13, 52, 53})
-      for (int slots : {1, 2, 3, 5}) {
-        clf::RunOptions o;
-        o.strip_rows = rows;
-        o.slots = slots;
-        INFO("chain of " << chain.size() << " starting " << chain[0] << ", strip rows " << rows << ", slots " << slots);
-        REQUIRE(test::identical(test::run_chain(chain, in, o), expect));
-      }
+      for (int slots : {1, 2, 3, 5})
+        for (bool zero_copy : {true, false}) {  // in place (CPU devices) and through copies
+          clf::RunOptions o;
+          o.strip_rows = rows;
+          o.slots = slots;
+          o.zero_copy = zero_copy;
+          INFO("chain of " << chain.size() << " starting " << chain[0] << ", strip rows " << rows << ", slots "
+                           << slots << ", zero copy " << zero_copy);
+          REQUIRE(test::identical(test::run_chain(chain, in, o), expect));
+        }
   }
 }
 
@@ -47,6 +50,7 @@ TEST_CASE("one queue and three queues give identical output") {
   const clf::Image in = test::random_image(120, 90, 1, clf::PixelType::u8, 4);
   clf::RunOptions one, three;
   one.queues = 1;
+  one.zero_copy = three.zero_copy = false;
   one.strip_rows = three.strip_rows = 11;
   CHECK(test::identical(test::run_chain({"gaussian:sigma=2", "sobel"}, in, one),
                         test::run_chain({"gaussian:sigma=2", "sobel"}, in, three)));
@@ -107,6 +111,7 @@ TEST_CASE("the trace has begin/end events for every command on upload, compute a
   clf::RunOptions o;
   o.profile = true;
   o.strip_rows = 25;
+  o.zero_copy = false;  // CPU devices would otherwise read the image in place: no transfers to trace
   clf::RunStats stats;
   test::run_chain({"box"}, in, o, &stats);
   CHECK(stats.profiled);

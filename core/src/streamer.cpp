@@ -69,7 +69,9 @@ struct Layout {
   int max_temps = 0;
   size_t upload_bytes = 0, download_bytes = 0;
 
-  Layout(const std::vector<Filter*>& chain, const Image& image, int rows) {
+  bool zero_copy = false;  // the host images are the upload/download buffers: none allocated
+
+  Layout(const std::vector<Filter*>& chain, const Image& image, int rows, bool in_place) : zero_copy(in_place) {
     width = image.width();
     height = image.height();
     channels = image.channels();
@@ -101,7 +103,8 @@ struct Layout {
   }
 
   uint64_t slot_bytes() const {
-    return upload_bytes + download_bytes + sizeof(float) * (2 * work_floats + size_t(max_temps) * temp_floats);
+    return (zero_copy ? 0 : upload_bytes + download_bytes) +
+           sizeof(float) * (2 * work_floats + size_t(max_temps) * temp_floats);
   }
   bool indexable() const {
     return work_floats <= max_buffer_floats && temp_floats <= max_buffer_floats &&
@@ -201,6 +204,8 @@ class Run {
 
   cl::CommandQueue queues_[3];
   cl::Kernel unpack_, pack_, pad_rows_, pad_cols_;
+  int pack_vector_ = 1;                     // pixels per work-item of unpack_/pack_
+  cl::Buffer in_place_in_, in_place_out_;  // zero-copy: buffers over the host images
   std::vector<Slot> ring_;
 
   // profiling
@@ -236,22 +241,38 @@ void Run::make_queues() {
     cl_check(err, "clCreateCommandQueue", track_names[q]);
   }
   const int pixel = int(in_.type());  // PixelType order matches CLF_PIXEL in pack.cl
-  cl::Program pack = device_.build("clf_pack", clf_kernel_pack_cl, "-D CLF_PIXEL=" + std::to_string(pixel));
+  // Single-channel rows convert a vector of pixels per work-item where the device likes vectors.
+  const int vw = device_.tuning().vector_width;
+  pack_vector_ = in_.channels() == 1 && vw > 1 ? vw : 1;
+  std::string options = "-D CLF_PIXEL=" + std::to_string(pixel);
+  if (pack_vector_ > 1) options += " -D VW=" + std::to_string(pack_vector_);
+  cl::Program pack = device_.build("clf_pack", clf_kernel_pack_cl, options);
   cl::Program pad = device_.build("clf_pad", clf_kernel_pad_cl, "");
-  unpack_ = device_.kernel(pack, "clf_unpack");
-  pack_ = device_.kernel(pack, "clf_pack");
+  unpack_ = device_.kernel(pack, pack_vector_ > 1 ? "clf_unpack1" : "clf_unpack");
+  pack_ = device_.kernel(pack, pack_vector_ > 1 ? "clf_pack1" : "clf_pack");
   pad_rows_ = device_.kernel(pad, "clf_pad_rows");
   pad_cols_ = device_.kernel(pad, "clf_pad_cols");
 }
 
 void Run::make_slots() {
+  if (layout_.zero_copy) {
+    cl_int err = CL_SUCCESS;
+    // The kernels only read `in`; OpenCL's host-pointer buffers are not const-typed.
+    in_place_in_ = cl::Buffer(device_.context(), CL_MEM_USE_HOST_PTR | CL_MEM_READ_ONLY, in_.byte_size(),
+                              const_cast<std::byte*>(in_.data()), &err);
+    cl_check(err, "clCreateBuffer", "input image in place");
+    in_place_out_ = cl::Buffer(device_.context(), CL_MEM_USE_HOST_PTR | CL_MEM_WRITE_ONLY, out_.byte_size(),
+                               out_.data(), &err);
+    cl_check(err, "clCreateBuffer", "output image in place");
+  }
   ring_.resize(size_t(slots_));
   for (auto& slot : ring_) {
-    slot.up = device_.alloc(layout_.upload_bytes, "upload strip", CL_MEM_READ_ONLY);
-    slot.down = device_.alloc(layout_.download_bytes, "download strip", CL_MEM_WRITE_ONLY);
     for (auto& work : slot.work) work = device_.alloc(layout_.work_floats * sizeof(float), "strip planes");
     for (int t = 0; t < layout_.max_temps; ++t)
       slot.temps.push_back(device_.alloc(layout_.temp_floats * sizeof(float), "filter temp planes"));
+    if (layout_.zero_copy) continue;
+    slot.up = device_.alloc(layout_.upload_bytes, "upload strip", CL_MEM_READ_ONLY);
+    slot.down = device_.alloc(layout_.download_bytes, "download strip", CL_MEM_WRITE_ONLY);
     // Pinned host staging, unless the image itself is pinned: DMA runs from/to it while kernels
     // run (pageable memory is several times slower and serialises on a bounce buffer).
     cl_int err = CL_SUCCESS;
@@ -282,9 +303,10 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
   const bool profile = options_.profile;
   const std::string tag = "strip " + std::to_string(index) + " ";
 
-  // Host pack: the rows this strip needs, into pinned memory (a pinned image is DMA'd directly).
+  // Host pack: the rows this strip needs, into pinned memory (a pinned image is DMA'd directly;
+  // in place, the unpack kernel reads the image itself).
   const void* upload_from = in_.row(up_rows.begin);
-  if (!in_.pinned()) {
+  if (!in_.pinned() && !L.zero_copy) {
     const auto pack_start = Clock::now();
     copy_rows(slot.host_in, upload_from, row_bytes * up_rows.size());
     upload_from = slot.host_in;
@@ -296,11 +318,12 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
 
   cl::Event uploaded;
   if (index == 0) first_enqueue_ = Clock::now();
-  cl_check(queues_[0].enqueueWriteBuffer(slot.up.get(), CL_FALSE, 0, row_bytes * up_rows.size(),
-                                         upload_from, nullptr, &uploaded),
-           "clEnqueueWriteBuffer", tag + "upload");
-  if (index == 0) first_event_ = uploaded;
-  if (profile) recorded_.push_back({uploaded, tag + "upload", 0});
+  if (!L.zero_copy) {
+    cl_check(queues_[0].enqueueWriteBuffer(slot.up.get(), CL_FALSE, 0, row_bytes * up_rows.size(),
+                                           upload_from, nullptr, &uploaded),
+             "clEnqueueWriteBuffer", tag + "upload");
+    if (profile) recorded_.push_back({uploaded, tag + "upload", 0});
+  }
 
   // Compute: one Stage object carries the queue and the profiling sinks for every launch.
   std::vector<cl::Event> kernel_events;
@@ -333,17 +356,21 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     const Range own = k <= L.n ? L.rows(1, strip) : strip;
     Plane dst = plane_rows(layout_plane(k, work_for_input(k), own), up_rows.begin - own.begin, up_rows.size());
     cl::Kernel& kernel = unpack_;
-    kernel.setArg(0, slot.up.get());
-    kernel.setArg(1, L.width);
-    kernel.setArg(2, up_rows.size());
-    kernel.setArg(3, L.channels);
-    dst.set_args(kernel, 4);
+    kernel.setArg(0, L.zero_copy ? in_place_in_ : slot.up.get());
+    kernel.setArg(1, cl_ulong(L.zero_copy ? size_t(up_rows.begin) * L.width * L.channels : 0));
+    kernel.setArg(2, L.width);
+    kernel.setArg(3, up_rows.size());
+    kernel.setArg(4, L.channels);
+    dst.set_args(kernel, 5);
     std::vector<cl::Event> wait{uploaded};
     cl::Event event;
+    const int items = (L.width + pack_vector_ - 1) / pack_vector_;
     cl_check(queues_[1].enqueueNDRangeKernel(kernel, cl::NullRange,
-                                             cl::NDRange(round_up(L.width, 64), up_rows.size()),
-                                             cl::NDRange(64, 1), &wait, profile ? &event : nullptr),
+                                             cl::NDRange(round_up(items, 64), up_rows.size()),
+                                             cl::NDRange(64, 1), L.zero_copy ? nullptr : &wait,
+                                             (profile || index == 0) ? &event : nullptr),
              "clEnqueueNDRangeKernel", "clf_unpack");
+    if (index == 0 && L.zero_copy) first_event_ = event;
     if (profile) {
       kernel_events.push_back(event);
       kernel_names.push_back("clf_unpack");
@@ -418,18 +445,34 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     pack_.setArg(1, src.origin);
     pack_.setArg(2, src.pitch);
     pack_.setArg(3, src.plane_stride);
-    pack_.setArg(4, slot.down.get());
-    pack_.setArg(5, L.width);
-    pack_.setArg(6, strip.size());
-    pack_.setArg(7, L.channels);
+    pack_.setArg(4, L.zero_copy ? in_place_out_ : slot.down.get());
+    pack_.setArg(5, cl_ulong(L.zero_copy ? size_t(strip.begin) * L.width * L.channels : 0));
+    pack_.setArg(6, L.width);
+    pack_.setArg(7, strip.size());
+    pack_.setArg(8, L.channels);
     stage.events_ = &kernel_events;  // the pack event orders the download: always keep it
     stage.event_names_ = &kernel_names;
-    stage.launch(pack_, cl::NDRange(round_up(L.width, 64), strip.size()), cl::NDRange(64, 1), "clf_pack");
+    const int items = (L.width + pack_vector_ - 1) / pack_vector_;
+    stage.launch(pack_, cl::NDRange(round_up(items, 64), strip.size()), cl::NDRange(64, 1), "clf_pack");
   }
   std::vector<cl::Event> computed{kernel_events.back()};
   if (profile)
     for (size_t e = 0; e < kernel_events.size(); ++e)
       recorded_.push_back({kernel_events[e], tag + kernel_names[e], 1});
+
+  if (L.zero_copy) {
+    // The strip's output rows are in the image already; mapping them is OpenCL's way of saying the
+    // host may read them (a no-op on CPU devices that use the host pointer).
+    cl_int err = CL_SUCCESS;
+    const size_t offset = out_.row_bytes() * size_t(strip.begin), bytes = out_.row_bytes() * strip.size();
+    void* mapped = queues_[1].enqueueMapBuffer(in_place_out_, CL_FALSE, CL_MAP_READ, offset, bytes, &computed,
+                                               &downloaded, &err);
+    cl_check(err, "clEnqueueMapBuffer", tag + "output rows");
+    cl_check(queues_[1].enqueueUnmapMemObject(in_place_out_, mapped, nullptr, nullptr), "clEnqueueUnmapMemObject",
+             tag + "output rows");
+    cl_check(queues_[1].flush(), "clFlush", "compute");
+    return;
+  }
 
   void* download_to = out_.pinned() ? static_cast<void*>(out_.row(strip.begin)) : slot.host_out;
   cl_check(queues_[2].enqueueReadBuffer(slot.down.get(), CL_FALSE, 0, out_.row_bytes() * strip.size(),
@@ -453,9 +496,9 @@ void Run::worker_loop() {
       cl_check(job.downloaded.wait(), "clWaitForEvents", "strip " + std::to_string(job.index) + " download");
       const auto start = Clock::now();
       const Range strip = layout_.strip(job.index);
-      if (!out_.pinned())
-        copy_rows(out_.row(strip.begin), job.slot->host_out, out_.row_bytes() * strip.size());
-      if (options_.profile && !out_.pinned()) {
+      const bool in_place = out_.pinned() || layout_.zero_copy;
+      if (!in_place) copy_rows(out_.row(strip.begin), job.slot->host_out, out_.row_bytes() * strip.size());
+      if (options_.profile && !in_place) {
         std::lock_guard<std::mutex> lock(spans_mutex_);
         host_spans_.push_back({4, "strip " + std::to_string(job.index) + " unpack", start, Clock::now()});
       }
@@ -572,6 +615,7 @@ RunStats stream(Device& device, const std::vector<Filter*>& chain, const Image& 
     out = Image(in.width(), in.height(), in.channels(), in.type());
 
   const DeviceInfo& info = device.info();
+  const bool zero_copy = options.zero_copy && info.is_cpu;
   uint64_t budget = options.max_device_memory ? options.max_device_memory : default_budget(info);
   const uint64_t fixed = device.bytes_in_use();  // filter weights and the like, already allocated
   const int height = in.height();
@@ -601,7 +645,7 @@ RunStats stream(Device& device, const std::vector<Filter*>& chain, const Image& 
         int lo = 1, hi = target;
         while (lo <= hi) {
           const int mid = lo + (hi - lo) / 2;
-          if (fits(Layout(chain, in, mid), std::min(slots, (height + mid - 1) / mid))) {
+          if (fits(Layout(chain, in, mid, zero_copy), std::min(slots, (height + mid - 1) / mid))) {
             best = mid;
             lo = mid + 1;
           } else {
@@ -614,9 +658,9 @@ RunStats stream(Device& device, const std::vector<Filter*>& chain, const Image& 
       rows = std::max(best, 1);
     }
     rows = std::min(rows, height);
-    while (!Layout(chain, in, rows).borders_reachable(chain) && rows < height)
+    while (!Layout(chain, in, rows, zero_copy).borders_reachable(chain) && rows < height)
       rows = std::min(height, rows * 2);
-    Layout layout(chain, in, rows);
+    Layout layout(chain, in, rows, zero_copy);
     slots = std::min(slots, layout.strips);
     if (!fits(layout, slots)) {
       std::string why = layout.indexable() ? "" : " (a strip buffer passes 2^31 floats)";

@@ -20,6 +20,9 @@ struct RunOptions {
   int queues = 3;                  // 3 = upload / compute / download queues; 1 = one in-order queue
   uint64_t max_device_memory = 0;  // bytes; 0 = a safe fraction of the device's memory
   bool profile = false;            // collect per-command timings (RunStats busy times, trace)
+  // On CPU devices, kernels read the input and write the output image in place (buffers over the
+  // host memory, CL_MEM_USE_HOST_PTR): no upload or download copies. Ignored on other devices.
+  bool zero_copy = true;
   std::function<void(int done, int total)> progress;  // called after each strip lands
   const std::atomic<bool>* cancel = nullptr;           // set -> stop at the next strip, Error(cancelled)
 };
