@@ -205,6 +205,7 @@ class Run {
   cl::CommandQueue queues_[3];
   cl::Kernel unpack_, pack_, pad_rows_, pad_cols_;
   int pack_vector_ = 1;                     // pixels per work-item of unpack_/pack_
+  bool final_in_place_ = false;             // the last stage writes the output image itself
   cl::Buffer in_place_in_, in_place_out_;  // zero-copy: buffers over the host images
   std::vector<Slot> ring_;
 
@@ -264,6 +265,9 @@ void Run::make_slots() {
     in_place_out_ = cl::Buffer(device_.context(), CL_MEM_USE_HOST_PTR | CL_MEM_WRITE_ONLY, out_.byte_size(),
                                out_.data(), &err);
     cl_check(err, "clCreateBuffer", "output image in place");
+    // f32 single-channel output has the layout of a float plane: no pack pass needed.
+    final_in_place_ = out_.type() == PixelType::f32 && out_.channels() == 1 &&
+                      out_.byte_size() / sizeof(float) <= max_buffer_floats;
   }
   ring_.resize(size_t(slots_));
   for (auto& slot : ring_) {
@@ -332,12 +336,22 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
   stage.device_ = &device_;
   stage.queue_ = &queues_[1];
   stage.channels_ = L.channels;
-  if (profile) {
-    stage.events_ = &kernel_events;
-    stage.event_names_ = &kernel_names;
-  }
+  // Every launch's event is kept: the last one orders the download (profiling reads them all).
+  stage.events_ = &kernel_events;
+  stage.event_names_ = &kernel_names;
   auto layout_plane = [&](int k, const DeviceBuffer& buffer, const Range& own_rows) {
     // Plane of stage input k (k = n+1: the final output), origin at image row own_rows.begin.
+    if (k == L.n + 1 && final_in_place_) {
+      // Single-channel float planes laid out as the image itself: write the output in place.
+      Plane p;
+      p.buffer = in_place_out_;
+      p.pitch = L.width;
+      p.plane_stride = 0;
+      p.origin = own_rows.begin * L.width;
+      p.width = L.width;
+      p.rows = own_rows.size();
+      return p;
+    }
     Plane p;
     p.buffer = buffer.get();
     p.pitch = L.pitch[size_t(k) - 1];
@@ -367,14 +381,11 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     const int items = (L.width + pack_vector_ - 1) / pack_vector_;
     cl_check(queues_[1].enqueueNDRangeKernel(kernel, cl::NullRange,
                                              cl::NDRange(round_up(items, 64), up_rows.size()),
-                                             cl::NDRange(64, 1), L.zero_copy ? nullptr : &wait,
-                                             (profile || index == 0) ? &event : nullptr),
+                                             cl::NDRange(64, 1), L.zero_copy ? nullptr : &wait, &event),
              "clEnqueueNDRangeKernel", "clf_unpack");
     if (index == 0 && L.zero_copy) first_event_ = event;
-    if (profile) {
-      kernel_events.push_back(event);
-      kernel_names.push_back("clf_unpack");
-    }
+    kernel_events.push_back(event);
+    kernel_names.push_back("clf_unpack");
   }
 
   for (int k = 1; k <= L.n; ++k) {
@@ -438,8 +449,8 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     filter.enqueue(stage);
   }
 
-  // Pack the final planes into native pixels.
-  {
+  // Pack the final planes into native pixels (unless they already are the output image).
+  if (!final_in_place_) {
     Plane src = layout_plane(L.n + 1, slot.work[L.n % 2], strip);
     pack_.setArg(0, src.buffer);
     pack_.setArg(1, src.origin);
@@ -450,8 +461,6 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     pack_.setArg(6, L.width);
     pack_.setArg(7, strip.size());
     pack_.setArg(8, L.channels);
-    stage.events_ = &kernel_events;  // the pack event orders the download: always keep it
-    stage.event_names_ = &kernel_names;
     const int items = (L.width + pack_vector_ - 1) / pack_vector_;
     stage.launch(pack_, cl::NDRange(round_up(items, 64), strip.size()), cl::NDRange(64, 1), "clf_pack");
   }
