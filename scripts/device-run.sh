@@ -12,6 +12,8 @@ export CLF_DEVICE=${CLF_DEVICE:-gpu}
 grep -E "tests passed|Failed|Passed" "$out/ctest.log" | tail -12
 ./build-dev/bin/clfilter-bench --size 8192x8192 --reps 5 --json "$out/bench_8k.json" --trace "$out/trace_8k.json" | tee "$out/bench_8k.txt"
 ./build-dev/bin/clfilter-bench --size 8192x8192 --reps 3 --filter "gaussian:sigma=2 + sobel + box:radius=1" | tee "$out/chain_8k.txt"
+# cupyx.scipy.ndimage and torch on the same workloads (both installed on the GPU machine).
+python3 bench/gpu_reference.py --size 8192x8192 --json "$out/gpu_reference_8k.json" | tee "$out/gpu_reference_8k.txt"
 # The same streamed run from ordinary (pageable) host images, for comparison with pinned ones.
 ./build-dev/bin/clfilter-bench --size 8192x8192 --reps 5 --filter sobel:mode=x --pageable | tee "$out/pageable_8k.txt"
 # Tile sweep for the tiled variant (the direct rows repeat as the control).
