@@ -2,7 +2,7 @@
 // each kernel variant, streamed host->host wall time with 3 queues vs 1, and in the same run the
 // device's limits: a copy kernel (memory bound) and pinned host<->device transfers.
 //   clfilter-bench [--size WxH] [--channels C] [--type f32|u8|u16|f16] [--reps N] [--device SEL]
-//                  [--filter SPEC ...] [--json FILE] [--trace FILE] [--pageable] [--smoke]
+//                  [--filter SPEC ...] [--json FILE] [--trace FILE] [--pageable] [--scale] [--smoke]
 // A --filter of the form "a + b + c" is benchmarked as one fused chain.
 #include <algorithm>
 #include <chrono>
@@ -196,7 +196,7 @@ int main(int argc, char** argv) try {
   int width = 3840, height = 2160, channels = 1, reps = 5;
   std::string device_sel, json_path, trace_path, type_name = "f32";
   std::vector<std::string> filters;
-  bool smoke = false, pageable = false;
+  bool smoke = false, pageable = false, scale = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -215,6 +215,7 @@ int main(int argc, char** argv) try {
     else if (a == "--trace") trace_path = next();  // streamed run of the first filter, default variant
     else if (a == "--smoke") smoke = true;
     else if (a == "--pageable") pageable = true;
+    else if (a == "--scale") scale = true;  // 1 to 64 MPix: time per pixel and device memory
     else if (a == "-h" || a == "--help") {
       std::cout << "usage: clfilter-bench [--size WxH] [--channels C] [--type f32|u8|u16|f16] [--reps N]\n"
                    "                      [--device SEL] [--filter SPEC ...] [--json FILE] [--smoke]\n";
@@ -222,6 +223,32 @@ int main(int argc, char** argv) try {
     } else throw clf::Error(clf::ErrorKind::usage, "unknown option '" + a + "'");
   }
   if (smoke) width = 256, height = 128, reps = 1;
+  if (scale) {
+    // Streamed wall time and peak device memory from 1 to 64 MPix (square images), first filter.
+    auto device = clf::Device::open(device_sel);
+    clf::Registry registry;
+    const std::string spec = filters.empty() ? "sobel:mode=x" : filters.front();
+    std::printf("device: %s\nscale: %s, streamed host->host, best of %d\n%10s %10s %12s %12s %16s\n",
+                device->info().label().c_str(), spec.c_str(), reps, "size", "MPix", "wall ms",
+                "ns / pixel", "device peak MiB");
+    for (int side : {1024, 2048, 4096, 8192}) {
+      const clf::Image img = make_image(*device, side, side, channels, parse_type(type_name), !pageable);
+      clf::Image out = device->pinned_image(side, side, channels, img.type());
+      clf::Pipeline pipeline(device);
+      pipeline.add(registry, spec);
+      double best = 1e30;
+      uint64_t peak = 0;
+      for (int r = 0; r < reps + 1; ++r) {
+        const auto st = pipeline.run(img, out);
+        if (r > 0) best = std::min(best, st.wall_ms);
+        peak = std::max(peak, st.device_bytes_peak);
+      }
+      const double px = double(side) * side;
+      std::printf("%5dx%-5d %9.1f %12.3f %12.3f %16.1f\n", side, side, px / 1e6, best, best * 1e6 / px,
+                  peak / 1048576.0);
+    }
+    return 0;
+  }
   if (filters.empty())
     filters = {"sobel:mode=x", "gaussian:sigma=3", "box:radius=2",
                "convolve:kernel=1,2,3,2,1;2,1,0,1,2;3,0,-9,0,3;2,1,0,1,2;1,2,3,2,-1",
