@@ -689,6 +689,7 @@ RunStats stream(Device& device, const std::vector<Filter*>& chain, const Image& 
     stats.slots = slots;
     stats.device_budget = budget;
     stats.retries = attempt;
+    stats.zero_copy = zero_copy;
     try {
       Run run(device, chain, in, out, options, layout, slots);
       run.execute(stats);

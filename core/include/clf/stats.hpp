@@ -20,6 +20,7 @@ struct RunStats {
   int strips = 0, strip_rows = 0, slots = 0, queues = 0, retries = 0;
   uint64_t device_bytes_peak = 0, device_budget = 0;
   bool profiled = false;
+  bool zero_copy = false;  // a CPU device read and wrote the images in place: nothing was copied
   std::vector<TraceEvent> trace;
 
   // (upload + compute + download busy) / wall: 1 = serial, up to 3 with perfect overlap.
