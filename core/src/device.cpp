@@ -105,8 +105,8 @@ Tuning default_tuning(const DeviceInfo& info) {
   if (info.is_gpu) {
     // Wide, short tiles: each staged row is one long coalesced async copy (per-row copy overhead
     // made narrow tiles slower than direct reads on NVIDIA). Measured on an H100, 8192^2 f32
-    // (docs/PERFORMANCE.md): 1024x2/256 beat direct by 12% (Sobel) and 22% (5x5); 256x16/128 and
-    // 64x16/64 were 40-45% slower than direct.
+    // (docs/PERFORMANCE.md): 1024x2/256 matched direct on Sobel and beat it by 22% on 5x5, where
+    // 256x16/128 and 64x16/64 were 40-45% slower than direct.
     tuning.variant = Variant::tiled;
     tuning.tile_width = 1024;
     tuning.tile_height = 2;
