@@ -131,4 +131,14 @@ std::string SeparableCorrelation::describe() const {
   return (two_pass_ ? "separable 2-pass, " : "single pass, ") + passes_[0].describe();
 }
 
+SeparableFilter::SeparableFilter(Device& device, const std::vector<float>& kx,
+                                 const std::vector<float>& ky, float delta, Border border,
+                                 const std::string& name, std::string what)
+    : halo_{int(kx.size() / 2), int(ky.size() / 2)}, border_(border), what_(std::move(what)),
+      pass_(device, kx, ky, delta, name) {}
+
+CorrelationFilter::CorrelationFilter(Device& device, int rx, int ry, const std::vector<float>& weights,
+                                     float delta, Border border, const std::string& name, std::string what)
+    : halo_{rx, ry}, border_(border), what_(std::move(what)), pass_(device, rx, ry, weights, delta, name) {}
+
 }  // namespace clf

@@ -338,22 +338,31 @@ DeviceBuffer Device::alloc(size_t bytes, const char* what, cl_mem_flags flags) {
   return buffer;
 }
 
+Device::Pinned Device::pinned(size_t bytes, const char* what) {
+  cl_int err = CL_SUCCESS;
+  cl::Buffer buffer(context_, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes, nullptr, &err);
+  cl_check(err, "clCreateBuffer", what);
+  cl::CommandQueue queue(context_, device_, 0, &err);
+  cl_check(err, "clCreateCommandQueue", what);
+  void* host = queue.enqueueMapBuffer(buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, nullptr,
+                                      nullptr, &err);
+  cl_check(err, "clEnqueueMapBuffer", what);
+  std::shared_ptr<void> owner(host, [buffer, queue](void* p) mutable {
+    queue.enqueueUnmapMemObject(buffer, p);
+    queue.finish();
+  });
+  return {owner, static_cast<std::byte*>(host)};
+}
+
 Image Device::pinned_image(int width, int height, int channels, PixelType type) {
   const uint64_t bytes = checked_image_bytes(width, height, channels, pixel_type_size(type), "image");
-  cl_int err = CL_SUCCESS;
-  auto buffer = std::make_shared<cl::Buffer>(context_, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE,
-                                             bytes, nullptr, &err);
-  if (err != CL_SUCCESS) return Image(width, height, channels, type);
-  auto queue = std::make_shared<cl::CommandQueue>(context_, device_, 0, &err);
-  if (err != CL_SUCCESS) return Image(width, height, channels, type);
-  void* host = queue->enqueueMapBuffer(*buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes,
-                                       nullptr, nullptr, &err);
-  if (err != CL_SUCCESS || !host) return Image(width, height, channels, type);
-  auto release = [buffer, queue, host] {
-    queue->enqueueUnmapMemObject(*buffer, host);
-    queue->finish();
-  };
-  return Image(width, height, channels, type, static_cast<std::byte*>(host), release, true);
+  Pinned memory;
+  try {
+    memory = pinned(bytes, "pinned image");
+  } catch (const Error&) {
+    return Image(width, height, channels, type);  // pinning is an optimisation, not a need
+  }
+  return Image(width, height, channels, type, memory.data, [owner = memory.owner] {}, true);
 }
 
 DeviceBuffer Device::upload(const void* data, size_t bytes, const char* what) {

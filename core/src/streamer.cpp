@@ -143,9 +143,7 @@ struct Layout {
 struct Slot {
   DeviceBuffer up, down, work[2];
   std::vector<DeviceBuffer> temps;
-  cl::Buffer pinned_in, pinned_out;
-  void* host_in = nullptr;
-  void* host_out = nullptr;
+  Device::Pinned staging_in, staging_out;  // host side of the transfers, unless images are pinned
 };
 
 struct Recorded {
@@ -279,23 +277,8 @@ void Run::make_slots() {
     slot.down = device_.alloc(layout_.download_bytes, "download strip", CL_MEM_WRITE_ONLY);
     // Pinned host staging, unless the image itself is pinned: DMA runs from/to it while kernels
     // run (pageable memory is several times slower and serialises on a bounce buffer).
-    cl_int err = CL_SUCCESS;
-    if (!in_.pinned()) {
-      slot.pinned_in = cl::Buffer(device_.context(), CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_ONLY,
-                                  layout_.upload_bytes, nullptr, &err);
-      cl_check(err, "clCreateBuffer", "pinned upload staging");
-      slot.host_in = queues_[0].enqueueMapBuffer(slot.pinned_in, CL_TRUE, CL_MAP_WRITE, 0,
-                                                 layout_.upload_bytes, nullptr, nullptr, &err);
-      cl_check(err, "clEnqueueMapBuffer", "pinned upload staging");
-    }
-    if (!out_.pinned()) {
-      slot.pinned_out = cl::Buffer(device_.context(), CL_MEM_ALLOC_HOST_PTR | CL_MEM_WRITE_ONLY,
-                                   layout_.download_bytes, nullptr, &err);
-      cl_check(err, "clCreateBuffer", "pinned download staging");
-      slot.host_out = queues_[2].enqueueMapBuffer(slot.pinned_out, CL_TRUE, CL_MAP_READ, 0,
-                                                  layout_.download_bytes, nullptr, nullptr, &err);
-      cl_check(err, "clEnqueueMapBuffer", "pinned download staging");
-    }
+    if (!in_.pinned()) slot.staging_in = device_.pinned(layout_.upload_bytes, "pinned upload staging");
+    if (!out_.pinned()) slot.staging_out = device_.pinned(layout_.download_bytes, "pinned download staging");
   }
 }
 
@@ -312,8 +295,8 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
   const void* upload_from = in_.row(up_rows.begin);
   if (!in_.pinned() && !L.zero_copy) {
     const auto pack_start = Clock::now();
-    copy_rows(slot.host_in, upload_from, row_bytes * up_rows.size());
-    upload_from = slot.host_in;
+    copy_rows(slot.staging_in.data, upload_from, row_bytes * up_rows.size());
+    upload_from = slot.staging_in.data;
     if (profile) {
       std::lock_guard<std::mutex> lock(spans_mutex_);
       host_spans_.push_back({3, tag + "pack", pack_start, Clock::now()});
@@ -400,10 +383,7 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     const int bottom = std::max(0, own.end + hy - L.height);
     for (auto [row_begin, count] : {std::pair{-hy, top}, std::pair{L.height - own.begin, bottom}}) {
       if (count == 0) continue;
-      pad_rows_.setArg(0, input.buffer);
-      pad_rows_.setArg(1, input.origin);
-      pad_rows_.setArg(2, input.pitch);
-      pad_rows_.setArg(3, input.plane_stride);
+      input.set_args(pad_rows_, 0);
       pad_rows_.setArg(4, L.width);
       pad_rows_.setArg(5, hx);
       pad_rows_.setArg(6, own.begin);
@@ -417,10 +397,7 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     const int inside_begin = std::max(-hy, -own.begin);
     const int inside_end = std::min(own.size() + hy, L.height - own.begin);
     if (hx > 0 && inside_end > inside_begin) {
-      pad_cols_.setArg(0, input.buffer);
-      pad_cols_.setArg(1, input.origin);
-      pad_cols_.setArg(2, input.pitch);
-      pad_cols_.setArg(3, input.plane_stride);
+      input.set_args(pad_cols_, 0);
       pad_cols_.setArg(4, L.width);
       pad_cols_.setArg(5, hx);
       pad_cols_.setArg(6, inside_begin);
@@ -452,10 +429,7 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
   // Pack the final planes into native pixels (unless they already are the output image).
   if (!final_in_place_) {
     Plane src = layout_plane(L.n + 1, slot.work[L.n % 2], strip);
-    pack_.setArg(0, src.buffer);
-    pack_.setArg(1, src.origin);
-    pack_.setArg(2, src.pitch);
-    pack_.setArg(3, src.plane_stride);
+    src.set_args(pack_, 0);
     pack_.setArg(4, L.zero_copy ? in_place_out_ : slot.down.get());
     pack_.setArg(5, cl_ulong(L.zero_copy ? size_t(strip.begin) * L.width * L.channels : 0));
     pack_.setArg(6, L.width);
@@ -483,7 +457,7 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     return;
   }
 
-  void* download_to = out_.pinned() ? static_cast<void*>(out_.row(strip.begin)) : slot.host_out;
+  void* download_to = out_.pinned() ? static_cast<void*>(out_.row(strip.begin)) : slot.staging_out.data;
   cl_check(queues_[2].enqueueReadBuffer(slot.down.get(), CL_FALSE, 0, out_.row_bytes() * strip.size(),
                                         download_to, &computed, &downloaded),
            "clEnqueueReadBuffer", tag + "download");
@@ -506,7 +480,7 @@ void Run::worker_loop() {
       const auto start = Clock::now();
       const Range strip = layout_.strip(job.index);
       const bool in_place = out_.pinned() || layout_.zero_copy;
-      if (!in_place) copy_rows(out_.row(strip.begin), job.slot->host_out, out_.row_bytes() * strip.size());
+      if (!in_place) copy_rows(out_.row(strip.begin), job.slot->staging_out.data, out_.row_bytes() * strip.size());
       if (options_.profile && !in_place) {
         std::lock_guard<std::mutex> lock(spans_mutex_);
         host_spans_.push_back({4, "strip " + std::to_string(job.index) + " unpack", start, Clock::now()});
@@ -561,11 +535,6 @@ void Run::execute(RunStats& stats) {
   }
   cv_.notify_all();
   worker.join();
-  for (auto& q : queues_) q.finish();
-  for (auto& slot : ring_) {
-    if (slot.host_in) queues_[0].enqueueUnmapMemObject(slot.pinned_in, slot.host_in);
-    if (slot.host_out) queues_[2].enqueueUnmapMemObject(slot.pinned_out, slot.host_out);
-  }
   for (auto& q : queues_) q.finish();
   if (error) std::rethrow_exception(error);
   if (worker_error_) std::rethrow_exception(worker_error_);

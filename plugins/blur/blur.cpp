@@ -1,5 +1,5 @@
 // blur: Gaussian and box blurs (OpenCV GaussianBlur / boxFilter semantics), both separable
-// correlations on the shared tiled kernels. One plugin, two filters.
+// correlations on the shared kernels (clf::SeparableFilter). One plugin, two filters.
 #include <clf/correlate.hpp>
 #include <clf/error.hpp>
 #include <clf/filter.hpp>
@@ -10,26 +10,6 @@ namespace {
 using namespace clf;
 
 constexpr int max_radius = 512;
-
-// A blur is a separable correlation with a border: all that differs is how the taps are made.
-class SeparableBlur : public Filter {
- public:
-  SeparableBlur(Device& device, const std::vector<float>& kx, const std::vector<float>& ky,
-                Border border, const std::string& name, std::string what)
-      : halo_{int(kx.size() / 2), int(ky.size() / 2)}, border_(border), what_(std::move(what)),
-        pass_(device, kx, ky, 0.f, name) {}
-  Halo halo() const override { return halo_; }
-  Border border() const override { return border_; }
-  int temp_planes() const override { return pass_.temp_planes(); }
-  void enqueue(Stage& stage) override { pass_.enqueue(stage); }
-  std::string describe() const override { return what_ + ", " + pass_.describe(); }
-
- private:
-  Halo halo_;
-  Border border_;
-  std::string what_;
-  SeparableCorrelation pass_;
-};
 
 // ---- gaussian ------------------------------------------------------------------------------------
 std::vector<ParamSpec> gaussian_params() {
@@ -72,8 +52,8 @@ class GaussianFactory : public FilterFactory {
     const int ry = p.has("radius") ? p.get_int("radius") : radius_from_sigma(sy);
     char what[128];
     std::snprintf(what, sizeof what, "gaussian sigma %gx%g radius %dx%d", sx, sy, rx, ry);
-    return std::make_unique<SeparableBlur>(device, gaussian_taps(sx, rx), gaussian_taps(sy, ry),
-                                           border_from_params(p), "gaussian", what);
+    return std::make_unique<SeparableFilter>(device, gaussian_taps(sx, rx), gaussian_taps(sy, ry), 0.f,
+                                             border_from_params(p), "gaussian", what);
   }
 };
 
@@ -108,7 +88,7 @@ class BoxFactory : public FilterFactory {
     const std::vector<float> taps(size_t(n), normalize ? 1.f / float(n) : 1.f);
     const std::string what = "box " + std::to_string(n) + "x" + std::to_string(n) +
                              (normalize ? " mean" : " sum");
-    return std::make_unique<SeparableBlur>(device, taps, taps, border_from_params(p), "box", what);
+    return std::make_unique<SeparableFilter>(device, taps, taps, 0.f, border_from_params(p), "box", what);
   }
 };
 

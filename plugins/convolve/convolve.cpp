@@ -58,40 +58,6 @@ bool split_rank1(const Matrix& m, std::vector<float>& kx, std::vector<float>& ky
   return true;
 }
 
-class Convolve : public Filter {
- public:
-  Convolve(Device& device, const Matrix& m, float delta, Border border, const std::string& what)
-      : halo_{m.cols / 2, m.rows / 2}, border_(border), what_(what) {
-    std::vector<float> kx, ky;
-    if (m.rows * m.cols > 1 && split_rank1(m, kx, ky)) {
-      separable_ = std::make_unique<SeparableCorrelation>(device, kx, ky, delta, "convolve");
-    } else {
-      std::vector<float> w(m.values.begin(), m.values.end());
-      direct_ = std::make_unique<Correlation>(device, halo_.x, halo_.y, w, delta, "convolve");
-    }
-  }
-  Halo halo() const override { return halo_; }
-  Border border() const override { return border_; }
-  int temp_planes() const override { return separable_ ? separable_->temp_planes() : 0; }
-  void enqueue(Stage& stage) override {
-    if (separable_)
-      separable_->enqueue(stage);
-    else
-      direct_->enqueue(stage, stage.input(), stage.output());
-  }
-  std::string describe() const override {
-    return what_ + (separable_ ? ", rank 1: separable, " + separable_->describe()
-                               : ", 2-D, " + direct_->describe());
-  }
-
- private:
-  Halo halo_;
-  Border border_;
-  std::string what_;
-  std::unique_ptr<SeparableCorrelation> separable_;
-  std::unique_ptr<Correlation> direct_;
-};
-
 class ConvolveFactory : public FilterFactory {
  public:
   std::string name() const override { return "convolve"; }
@@ -133,8 +99,15 @@ class ConvolveFactory : public FilterFactory {
         throw Error(ErrorKind::usage, "convolve: normalize=true but the kernel sums to 0");
       for (double& v : m.values) v /= sum;
     }
-    return std::make_unique<Convolve>(device, m, float(p.get_float("delta")), border_from_params(p),
-                                      "convolve " + size);
+    const float delta = float(p.get_float("delta"));
+    const std::string what = "convolve " + size;
+    std::vector<float> kx, ky;
+    if (m.rows * m.cols > 1 && split_rank1(m, kx, ky))
+      return std::make_unique<SeparableFilter>(device, kx, ky, delta, border_from_params(p), "convolve",
+                                               what + ", rank 1: separable");
+    const std::vector<float> w(m.values.begin(), m.values.end());
+    return std::make_unique<CorrelationFilter>(device, m.cols / 2, m.rows / 2, w, delta, border_from_params(p),
+                                               "convolve", what + ", 2-D");
   }
 };
 

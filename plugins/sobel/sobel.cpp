@@ -107,25 +107,6 @@ class SobelMagnitude : public Filter {
   DeviceBuffer wx_, wy_;
 };
 
-class SobelDerivative : public Filter {
- public:
-  SobelDerivative(Device& device, const std::vector<float>& kx, const std::vector<float>& ky,
-                  float delta, Border border, std::string what)
-      : halo_{int(kx.size() / 2), int(ky.size() / 2)}, border_(border), what_(std::move(what)),
-        pass_(device, kx, ky, delta, "sobel") {}
-  Halo halo() const override { return halo_; }
-  Border border() const override { return border_; }
-  int temp_planes() const override { return pass_.temp_planes(); }
-  void enqueue(Stage& stage) override { pass_.enqueue(stage); }
-  std::string describe() const override { return what_ + ", " + pass_.describe(); }
-
- private:
-  Halo halo_;
-  Border border_;
-  std::string what_;
-  SeparableCorrelation pass_;
-};
-
 class SobelFactory : public FilterFactory {
  public:
   std::string name() const override { return "sobel"; }
@@ -171,7 +152,7 @@ class SobelFactory : public FilterFactory {
     }
     std::vector<float> kx = deriv_kernel(dx, ksize, scharr), ky = deriv_kernel(dy, ksize, scharr);
     for (float& v : kx) v *= scale;
-    return std::make_unique<SobelDerivative>(device, kx, ky, delta, border, what);
+    return std::make_unique<SeparableFilter>(device, kx, ky, delta, border, "sobel", what);
   }
 };
 

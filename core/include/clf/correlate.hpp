@@ -60,4 +60,40 @@ class SeparableCorrelation {
   std::vector<Correlation> passes_;
 };
 
+// Whole filters made of one correlation and a border: what the blurs, Sobel's single derivatives
+// and user kernels are. `what` is the describe() prefix ("gaussian sigma 2x2 radius 8x8").
+class SeparableFilter : public Filter {
+ public:
+  SeparableFilter(Device& device, const std::vector<float>& kx, const std::vector<float>& ky,
+                  float delta, Border border, const std::string& name, std::string what);
+  Halo halo() const override { return halo_; }
+  Border border() const override { return border_; }
+  int temp_planes() const override { return pass_.temp_planes(); }
+  void enqueue(Stage& stage) override { pass_.enqueue(stage); }
+  std::string describe() const override { return what_ + ", " + pass_.describe(); }
+
+ private:
+  Halo halo_;
+  Border border_;
+  std::string what_;
+  SeparableCorrelation pass_;
+};
+
+class CorrelationFilter : public Filter {
+ public:
+  // weights: (2*ry + 1) x (2*rx + 1), row-major.
+  CorrelationFilter(Device& device, int rx, int ry, const std::vector<float>& weights, float delta,
+                    Border border, const std::string& name, std::string what);
+  Halo halo() const override { return halo_; }
+  Border border() const override { return border_; }
+  void enqueue(Stage& stage) override { pass_.enqueue(stage, stage.input(), stage.output()); }
+  std::string describe() const override { return what_ + ", " + pass_.describe(); }
+
+ private:
+  Halo halo_;
+  Border border_;
+  std::string what_;
+  Correlation pass_;
+};
+
 }  // namespace clf

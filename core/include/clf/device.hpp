@@ -80,6 +80,13 @@ class Device {
   // allocation would pass the injected limit (tests) or the driver refuses.
   DeviceBuffer alloc(size_t bytes, const char* what, cl_mem_flags flags = CL_MEM_READ_WRITE);
   DeviceBuffer upload(const void* data, size_t bytes, const char* what);  // read-only constant data
+  // Page-locked host memory (CL_MEM_ALLOC_HOST_PTR, mapped): the device DMAs from and to it
+  // while kernels run. Unmapped when the last copy of `owner` goes. Throws Error(device).
+  struct Pinned {
+    std::shared_ptr<void> owner;
+    std::byte* data = nullptr;
+  };
+  Pinned pinned(size_t bytes, const char* what);
   // A host image in page-locked memory (CL_MEM_ALLOC_HOST_PTR, mapped): the streamer DMAs straight
   // from and to it instead of copying through its staging buffers. Contents start undefined.
   // Falls back to ordinary memory when the driver cannot pin that much.
