@@ -1,11 +1,10 @@
 // clfilter end to end: generated EXR and PNG files through the real binary, checked pixel by pixel
 // against the reference, and every error path (exit code, message, no output file left behind).
-#include <sys/wait.h>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "cli_support.hpp"
 #include "image_io.hpp"
 #include "support.hpp"
 
@@ -14,44 +13,15 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-fs::path scratch() {
-  static fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / ("clf_cli_test_" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-Result clfilter(const std::string& args) {
-  const fs::path out = scratch() / "stdout.txt", err = scratch() / "stderr.txt";
-  const std::string cmd = std::string("cd '") + scratch().string() + "' && '" + CLF_TEST_CLI + "' " + args +
-                          " >'" + out.string() + "' 2>'" + err.string() + "' </dev/null";
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-}
+using test::clfilter;
+using test::no_leftovers;
+using test::scratch;
+using test::slurp;
+using Result = test::CliResult;
 
 void write_test_image(const fs::path& path, const clf::Image& img) {
   OIIO::ImageSpec spec(img.width(), img.height(), img.channels(), OIIO::TypeDesc::UNKNOWN);
   clf::write_image_file(path.string(), img, spec);
-}
-
-bool no_leftovers() {
-  for (const auto& e : fs::directory_iterator(scratch()))
-    if (e.path().filename().string().rfind(".clfilter-", 0) == 0) return false;
-  return true;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli_support.hpp"
 #include "image_io.hpp"
 #include "support.hpp"
 
@@ -18,51 +19,21 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-fs::path dir() {
-  static fs::path d = [] {
-    fs::path p = fs::temp_directory_path() / ("clf_hostile_" + std::to_string(::getpid()));
-    fs::create_directories(p);
-    return p;
-  }();
-  return d;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-struct Result {
-  int code;
-  std::string err;
-};
-
-Result clfilter(const std::string& args, const std::string& env = "") {
-  const fs::path err = dir() / "stderr.txt";
-  const std::string cmd = "cd '" + dir().string() + "' && " + env + " '" + CLF_TEST_CLI + "' " + args +
-                          " >/dev/null 2>'" + err.string() + "' </dev/null";
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(err)};
-}
+using test::clfilter;
+using test::no_leftovers;
+using test::slurp;
+fs::path dir() { return test::scratch(); }
 
 void write_bytes(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
 
-bool leftovers() {
-  for (const auto& e : fs::directory_iterator(dir()))
-    if (e.path().filename().string().rfind(".clfilter-", 0) == 0) return true;
-  return false;
-}
-
 void expect_refused(const std::string& input, const std::string& message) {
   fs::remove(dir() / "out.png");
-  Result r = clfilter("'" + input + "' out.png -f sobel");
+  test::CliResult r = clfilter("'" + input + "' out.png -f sobel");
   INFO("input " << input << "\nstderr: " << r.err);
   CHECK(r.code == 1);
   CHECK_THAT(r.err, Contains("clfilter: error: cannot read '" + input + "'") && Contains(message));
   CHECK_FALSE(fs::exists(dir() / "out.png"));
-  CHECK_FALSE(leftovers());
+  CHECK(no_leftovers());
 }
 
 }  // namespace
@@ -103,7 +74,7 @@ TEST_CASE("no OpenCL platform at all is a clear error with a hint") {
   const clf::Image img = test::random_image(8, 8, 1, clf::PixelType::u8, 2);
   clf::write_image_file((dir() / "small.png").string(), img, OIIO::ImageSpec(8, 8, 1, OIIO::TypeDesc::UINT8));
   fs::create_directories(dir() / "no_vendors");
-  Result r = clfilter("small.png out.png -f sobel", "OCL_ICD_VENDORS='" + (dir() / "no_vendors").string() + "'");
+  test::CliResult r = clfilter("small.png out.png -f sobel", "OCL_ICD_VENDORS='" + (dir() / "no_vendors").string() + "'");
   INFO(r.err);
   CHECK(r.code == 1);
   CHECK_THAT(r.err, Contains("no OpenCL platform found") && Contains("pocl-opencl-icd"));
@@ -136,5 +107,5 @@ TEST_CASE("Ctrl-C during a long run stops promptly with no output and no temp fi
   CHECK(WEXITSTATUS(status) == 130);
   CHECK(seconds < 10);
   CHECK_FALSE(fs::exists(dir() / "big_out.exr"));
-  CHECK_FALSE(leftovers());
+  CHECK(no_leftovers());
 }
