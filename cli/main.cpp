@@ -302,6 +302,8 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
+  // Past a file-size limit, writes should fail (and be reported) rather than kill the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   try {
     return run(argc, argv);
   } catch (const clf::Error& e) {

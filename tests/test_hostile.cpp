@@ -109,3 +109,18 @@ TEST_CASE("Ctrl-C during a long run stops promptly with no output and no temp fi
   CHECK_FALSE(fs::exists(dir() / "big_out.exr"));
   CHECK(no_leftovers());
 }
+
+TEST_CASE("a write that runs out of space leaves no partial file and the old output untouched") {
+  // A file-size limit makes every write past 64 KiB fail as a full disk would (EFBIG).
+  const clf::Image img = test::random_image(512, 512, 3, clf::PixelType::u16, 4);
+  clf::write_image_file((dir() / "wide.tif").string(), img, OIIO::ImageSpec(512, 512, 3, OIIO::TypeDesc::UINT16));
+  write_bytes(dir() / "full.tif", "the previous output");
+  const std::string before = slurp(dir() / "wide.tif");
+  test::CliResult r = clfilter("wide.tif full.tif -f box", "ulimit -f 64;");
+  INFO(r.err);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Contains("clfilter: error: cannot write 'full.tif'"));
+  CHECK(slurp(dir() / "full.tif") == "the previous output");
+  CHECK(slurp(dir() / "wide.tif") == before);
+  CHECK(no_leftovers());
+}
