@@ -182,6 +182,12 @@ std::pair<double, double> opencv_ms(const std::string& spec, const clf::Image& i
 }
 #endif
 
+// "a + b + c" is a chain of filters, fused on the device.
+void add_chain(clf::Pipeline& pipeline, const clf::Registry& registry, const std::string& spec) {
+  std::istringstream links(spec);
+  for (std::string link; std::getline(links, link, '+');) pipeline.add(registry, link);
+}
+
 clf::PixelType parse_type(const std::string& t) {
   if (t == "u8") return clf::PixelType::u8;
   if (t == "u16") return clf::PixelType::u16;
@@ -235,7 +241,7 @@ int main(int argc, char** argv) try {
       const clf::Image img = make_image(*device, side, side, channels, parse_type(type_name), !pageable);
       clf::Image out = device->pinned_image(side, side, channels, img.type());
       clf::Pipeline pipeline(device);
-      pipeline.add(registry, spec);
+      add_chain(pipeline, registry, spec);
       double best = 1e30;
       uint64_t peak = 0;
       for (int r = 0; r < reps + 1; ++r) {
@@ -286,8 +292,7 @@ int main(int argc, char** argv) try {
       device->set_tuning(t);
       clf::Pipeline pipeline(device);
       std::string label = spec;
-      std::istringstream links(spec);  // "a + b + c" is a chain of filters
-      for (std::string link; std::getline(links, link, '+');) pipeline.add(registry, link);
+      add_chain(pipeline, registry, spec);
       const auto parsed = clf::parse_filter_spec(spec);
       if (pipeline.size() > 1) label = "chain of " + std::to_string(pipeline.size());
       else if (parsed.params.count("kernel")) {

@@ -47,10 +47,12 @@ struct Pipeline::Link {
   std::unique_ptr<Filter> filter;
 };
 
-Pipeline::Pipeline(std::shared_ptr<Device> device) : device_(std::move(device)) {
+Pipeline::Pipeline(std::shared_ptr<Device> device)
+    : device_(std::move(device)), resources_(std::make_unique<detail::StreamResources>()) {
   if (!device_) throw Error(ErrorKind::usage, "Pipeline needs a device");
 }
 Pipeline::~Pipeline() {
+  resources_.reset();  // its buffers count against the device, which may outlive us
   // Filters before factories: a filter's code lives in the plugin its factory keeps loaded.
   for (auto& link : links_) link.filter.reset();
 }
@@ -92,9 +94,9 @@ RunStats Pipeline::run(const Image& in, Image& out, const RunOptions& options) {
   for (auto& link : links_) chain.push_back(link.filter.get());
   if (&in == &out) {  // the streamer reads rows of `in` after writing earlier rows of `out`
     Image copy = in;
-    return detail::stream(*device_, chain, copy, out, options);
+    return detail::stream(*device_, chain, copy, out, options, *resources_);
   }
-  return detail::stream(*device_, chain, in, out, options);
+  return detail::stream(*device_, chain, in, out, options, *resources_);
 }
 
 }  // namespace clf

@@ -140,12 +140,6 @@ struct Layout {
   }
 };
 
-struct Slot {
-  DeviceBuffer up, down, work[2];
-  std::vector<DeviceBuffer> temps;
-  Device::Pinned staging_in, staging_out;  // host side of the transfers, unless images are pinned
-};
-
 struct Recorded {
   cl::Event event;
   std::string name;
@@ -179,9 +173,9 @@ double busy_ms(std::vector<std::pair<double, double>> spans) {
 class Run {
  public:
   Run(Device& device, const std::vector<Filter*>& chain, const Image& in, Image& out,
-      const RunOptions& options, const Layout& layout, int slots)
+      const RunOptions& options, const Layout& layout, int slots, StreamResources& resources)
       : device_(device), chain_(chain), in_(in), out_(out), options_(options), layout_(layout),
-        slots_(slots) {}
+        slots_(slots), res_(resources) {}
 
   void execute(RunStats& stats);
 
@@ -200,12 +194,13 @@ class Run {
   const Layout& layout_;
   const int slots_;
 
-  cl::CommandQueue queues_[3];
-  cl::Kernel unpack_, pack_, pad_rows_, pad_cols_;
-  int pack_vector_ = 1;                     // pixels per work-item of unpack_/pack_
+  StreamResources& res_;  // kept by the Pipeline; the names below are views of it
+  cl::CommandQueue (&queues_)[3] = res_.queues;
+  cl::Kernel &unpack_ = res_.unpack, &pack_ = res_.pack, &pad_rows_ = res_.pad_rows, &pad_cols_ = res_.pad_cols;
+  int& pack_vector_ = res_.pack_vector;
+  std::vector<Slot>& ring_ = res_.ring;
   bool final_in_place_ = false;             // the last stage writes the output image itself
   cl::Buffer in_place_in_, in_place_out_;  // zero-copy: buffers over the host images
-  std::vector<Slot> ring_;
 
   // profiling
   std::vector<Recorded> recorded_;
@@ -229,6 +224,11 @@ class Run {
 };
 
 void Run::make_queues() {
+  const int vw = device_.tuning().vector_width;
+  const std::string key = std::to_string(options_.queues) + (options_.profile ? " profiled " : " ") +
+                          pixel_type_name(in_.type()) + " " + std::to_string(in_.channels()) + " " + std::to_string(vw);
+  if (res_.queues_key == key) return;
+  res_.queues_key.clear();
   const cl_command_queue_properties props = options_.profile ? CL_QUEUE_PROFILING_ENABLE : 0;
   for (int q = 0; q < 3; ++q) {
     if (q > 0 && options_.queues == 1) {
@@ -241,7 +241,6 @@ void Run::make_queues() {
   }
   const int pixel = int(in_.type());  // PixelType order matches CLF_PIXEL in pack.cl
   // Single-channel rows convert a vector of pixels per work-item where the device likes vectors.
-  const int vw = device_.tuning().vector_width;
   pack_vector_ = in_.channels() == 1 && vw > 1 ? vw : 1;
   std::string options = "-D CLF_PIXEL=" + std::to_string(pixel);
   if (pack_vector_ > 1) options += " -D VW=" + std::to_string(pack_vector_);
@@ -251,6 +250,7 @@ void Run::make_queues() {
   pack_ = device_.kernel(pack, pack_vector_ > 1 ? "clf_pack1" : "clf_pack");
   pad_rows_ = device_.kernel(pad, "clf_pad_rows");
   pad_cols_ = device_.kernel(pad, "clf_pad_cols");
+  res_.queues_key = key;
 }
 
 void Run::make_slots() {
@@ -267,6 +267,15 @@ void Run::make_slots() {
     final_in_place_ = out_.type() == PixelType::f32 && out_.channels() == 1 &&
                       out_.byte_size() / sizeof(float) <= max_buffer_floats;
   }
+  const Layout& L = layout_;
+  const std::string key = std::to_string(slots_) + " " + std::to_string(L.upload_bytes) + " " +
+                          std::to_string(L.download_bytes) + " " + std::to_string(L.work_floats) + " " +
+                          std::to_string(L.temp_floats) + " " + std::to_string(L.max_temps) +
+                          (L.zero_copy ? " in place" : "") + (in_.pinned() ? " pinned in" : "") +
+                          (out_.pinned() ? " pinned out" : "");
+  if (res_.ring_key == key) return;
+  res_.ring_key.clear();
+  ring_.clear();  // free the old ring before the new one is counted against the budget
   ring_.resize(size_t(slots_));
   for (auto& slot : ring_) {
     for (auto& work : slot.work) work = device_.alloc(layout_.work_floats * sizeof(float), "strip planes");
@@ -280,6 +289,7 @@ void Run::make_slots() {
     if (!in_.pinned()) slot.staging_in = device_.pinned(layout_.upload_bytes, "pinned upload staging");
     if (!out_.pinned()) slot.staging_out = device_.pinned(layout_.download_bytes, "pinned download staging");
   }
+  res_.ring_key = key;
 }
 
 void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
@@ -580,8 +590,17 @@ uint64_t default_budget(const DeviceInfo& info) {
 
 }  // namespace
 
+uint64_t StreamResources::ring_bytes() const {
+  uint64_t bytes = 0;
+  for (const auto& slot : ring) {
+    bytes += slot.up.bytes() + slot.down.bytes() + slot.work[0].bytes() + slot.work[1].bytes();
+    for (const auto& t : slot.temps) bytes += t.bytes();
+  }
+  return bytes;
+}
+
 RunStats stream(Device& device, const std::vector<Filter*>& chain, const Image& in, Image& out,
-                const RunOptions& options) {
+                const RunOptions& options, StreamResources& resources) {
   if (options.slots < 1 || options.slots > 64)
     throw Error(ErrorKind::usage, "slots must be in [1, 64] (got " + std::to_string(options.slots) + ")");
   if (options.queues != 1 && options.queues != 3)
@@ -595,7 +614,8 @@ RunStats stream(Device& device, const std::vector<Filter*>& chain, const Image& 
   const DeviceInfo& info = device.info();
   const bool zero_copy = options.zero_copy && info.is_cpu;
   uint64_t budget = options.max_device_memory ? options.max_device_memory : default_budget(info);
-  const uint64_t fixed = device.bytes_in_use();  // filter weights and the like, already allocated
+  // Filter weights and the like, already allocated (a ring kept from the last run is this run's).
+  const uint64_t fixed = device.bytes_in_use() - resources.ring_bytes();
   const int height = in.height();
   RunStats stats;
   stats.queues = options.queues;
@@ -660,11 +680,12 @@ RunStats stream(Device& device, const std::vector<Filter*>& chain, const Image& 
     stats.retries = attempt;
     stats.zero_copy = zero_copy;
     try {
-      Run run(device, chain, in, out, options, layout, slots);
+      Run run(device, chain, in, out, options, layout, slots, resources);
       run.execute(stats);
       stats.device_bytes_peak = device.peak_bytes_in_use();
       return stats;
     } catch (const Error& e) {
+      resources.clear();  // queues that saw a failure, buffers sized for the failed layout
       // Out of device memory: retry with half the working set, down to one-row strips.
       if (!e.is_out_of_memory() || (layout.strip_rows == 1 && slots == 1)) throw;
       budget = fixed + uint64_t(slots) * layout.slot_bytes() / 2;

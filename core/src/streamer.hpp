@@ -10,7 +10,28 @@
 
 namespace clf::detail {
 
+// One ring slot: the device buffers of a strip in flight and its pinned host staging.
+struct Slot {
+  DeviceBuffer up, down, work[2];
+  std::vector<DeviceBuffer> temps;
+  Device::Pinned staging_in, staging_out;  // host side of the transfers, unless images are pinned
+};
+
+// Queues, conversion kernels and the slot ring, kept by a Pipeline between runs: a run of the same
+// shape reuses them instead of creating queues and allocating strips again (a fixed cost that
+// dominated small images). Each part is rebuilt when its key changes.
+struct StreamResources {
+  std::string queues_key, ring_key;
+  cl::CommandQueue queues[3];
+  cl::Kernel unpack, pack, pad_rows, pad_cols;
+  int pack_vector = 1;  // pixels per work-item of unpack/pack
+  std::vector<Slot> ring;
+
+  uint64_t ring_bytes() const;  // device bytes the ring holds (outside a run's own budget)
+  void clear() { *this = StreamResources(); }
+};
+
 RunStats stream(Device& device, const std::vector<Filter*>& chain, const Image& in, Image& out,
-                const RunOptions& options);
+                const RunOptions& options, StreamResources& resources);
 
 }  // namespace clf::detail

@@ -13,6 +13,9 @@
 namespace clf {
 
 class Registry;
+namespace detail {
+struct StreamResources;
+}
 
 struct RunOptions {
   int strip_rows = 0;              // output rows per strip; 0 = chosen from the memory budget
@@ -45,13 +48,16 @@ class Pipeline {
   Halo halo() const;  // sum over the chain
 
   // Runs the chain over `in`; `out` is (re)allocated to in's size and type. Streamed output is
-  // bit-identical whatever the strip height, slot count or queue count.
+  // bit-identical whatever the strip height, slot count or queue count. Queues and strip buffers
+  // stay allocated for the next run of the same shape (they count against the device's budget
+  // until the Pipeline goes).
   RunStats run(const Image& in, Image& out, const RunOptions& options = {});
 
  private:
   std::shared_ptr<Device> device_;
   struct Link;  // a filter and what keeps its plugin loaded
   std::vector<Link> links_;
+  std::unique_ptr<detail::StreamResources> resources_;  // queues and strip buffers between runs
 };
 
 }  // namespace clf
