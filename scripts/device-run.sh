@@ -12,6 +12,8 @@ export CLF_DEVICE=${CLF_DEVICE:-gpu}
 grep -E "tests passed|Failed|Passed" "$out/ctest.log" | tail -12
 ./build-dev/bin/clfilter-bench --size 8192x8192 --reps 5 --json "$out/bench_8k.json" --trace "$out/trace_8k.json" | tee "$out/bench_8k.txt"
 ./build-dev/bin/clfilter-bench --size 8192x8192 --reps 3 --filter "gaussian:sigma=2 + sobel + box:radius=1" | tee "$out/chain_8k.txt"
+./build-dev/bin/clfilter-bench --scale --reps 5 | tee "$out/scale.txt"
+./build-dev/bin/clfilter-bench --scale --reps 5 --filter "gaussian:sigma=2 + sobel" | tee -a "$out/scale.txt"
 # cupyx.scipy.ndimage and torch on the same workloads (both installed on the GPU machine).
 python3 bench/gpu_reference.py --size 8192x8192 --json "$out/gpu_reference_8k.json" | tee "$out/gpu_reference_8k.txt"
 # The same streamed run from ordinary (pageable) host images, for comparison with pinned ones.
