@@ -126,14 +126,14 @@ struct Layout {
         if (border.mode == BorderMode::constant) continue;
         const Range out = rows(k, s), prev = rows(k - 1, s);
         const int h = hy[size_t(k) - 1];
-        for (int p = out.begin - h; p < out.end + h; ++p) {
-          if (p >= 0 && p < height) {
-            p = height - 1;  // skip the inside
-            continue;
-          }
+        auto reachable = [&](int p) {
           const int m = border_interpolate(p, height, border.mode);
-          if (m < prev.begin || m >= prev.end) return false;
-        }
+          return m >= prev.begin && m < prev.end;
+        };
+        for (int p = out.begin - h; p < std::min(0, out.end + h); ++p)  // above the image
+          if (!reachable(p)) return false;
+        for (int p = std::max(height, out.begin - h); p < out.end + h; ++p)  // below it
+          if (!reachable(p)) return false;
       }
     }
     return true;
