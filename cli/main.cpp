@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -169,6 +170,7 @@ void print_filters(const clf::Registry& registry, const std::string& only) {
       }
       std::cout << "    " << p.name << " (" << type;
       if (!p.default_value.empty()) std::cout << ", default " << p.default_value;
+      if (std::isfinite(p.min) && std::isfinite(p.max)) std::cout << ", " << p.min << " to " << p.max;
       std::cout << ")\n        " << p.help << "\n";
     }
     std::cout << "\n";

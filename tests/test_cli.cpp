@@ -110,7 +110,7 @@ TEST_CASE("help, version and listings teach and exit 0") {
   CHECK(clfilter("--version").code == 0);
   Result filters = clfilter("--list-filters");
   CHECK(filters.code == 0);
-  CHECK_THAT(filters.out, Contains("gaussian") && Contains("sigma (float, default 1)") && Contains("convolve"));
+  CHECK_THAT(filters.out, Contains("gaussian") && Contains("sigma (float, default 1, 0.001 to 128)") && Contains("convolve"));
   Result one = clfilter("--list-filters box");
   CHECK_THAT(one.out, Contains("box - ") && !Contains("gaussian"));
   Result devices = clfilter("--list-devices");
