@@ -1,7 +1,9 @@
 // Streams an image through a chain of filters in strips: host pack -> upload (queue U) -> unpack,
 // pad + filter per stage, pack (queue C) -> download (queue D) -> host unpack on a worker thread.
 // A ring of N slots keeps N strips in flight; events order upload -> compute -> download per strip,
-// and a slot is reused only after its previous strip has landed in the output image.
+// and a slot is reused only after its previous strip has landed in the output image. Pinned
+// images skip the host copies (DMA straight from/to them); on CPU devices (zero-copy) the unpack
+// and pack kernels read and write the images in place and nothing is transferred at all.
 //
 // Rows: for output strip [y0, y1) and a chain of n filters with vertical halos hy_1..hy_n, let
 // rem_k = hy_{k+1} + ... + hy_n. Stage k computes the image rows O_k = [y0 - rem_k, y1 + rem_k)
