@@ -630,13 +630,14 @@ RunStats stream(Device& device, const std::vector<Filter*>& chain, const Image& 
              L.upload_bytes <= info.max_alloc_bytes && L.temp_floats * sizeof(float) <= info.max_alloc_bytes;
     };
     int slots = options.slots;
-    // Strip height: the user's, else strips of about 8 MiB of float planes (device memory stays
-    // flat as images grow; a strip's transfer is short next to the run), at least 4 strips so
-    // that transfers overlap compute, capped by the budget.
+    // Strip height: the user's, else strips of about 8 MiB of pixels as transferred (device memory
+    // stays flat as images grow; each strip's transfer is long next to the fixed cost of a strip,
+    // ~0.1 ms of event hand-offs: 2 MiB strips of u8 RGBA left PCIe idle half the time on an
+    // H100), at least 4 strips so that transfers overlap compute, capped by the budget.
     int rows = requested_rows;
     if (rows == 0) {
-      const uint64_t row_floats = uint64_t(in.width()) * uint64_t(in.channels());
-      const int by_bytes = int(std::max<uint64_t>(1, (uint64_t(8) << 20) / (row_floats * sizeof(float))));
+      const uint64_t row_bytes = in.row_bytes();
+      const int by_bytes = int(std::max<uint64_t>(1, (uint64_t(8) << 20) / row_bytes));
       const int strips = std::max((height + by_bytes - 1) / by_bytes, std::min(4, height));
       const int target = (height + strips - 1) / strips;
       // The largest height <= target that fits (slot bytes grow with it); when not even one row
