@@ -75,7 +75,8 @@ int Registry::load_dir(const std::string& dir) {
 
 int Registry::load_file(const std::string& path_text) {
   std::error_code fs_ec;
-  const std::string path = fs::weakly_canonical(path_text, fs_ec).string();
+  const fs::path canonical = fs::weakly_canonical(path_text, fs_ec);
+  const std::string path = fs_ec ? path_text : canonical.string();
   if (std::find(impl_->loaded_files.begin(), impl_->loaded_files.end(), path) != impl_->loaded_files.end())
     return 0;  // the same file reached through two search paths
   auto library = std::make_shared<boost::dll::shared_library>();
