@@ -248,6 +248,10 @@ int run(int argc, char** argv) {
     clf::validate_params(factory->name(), factory->params(), spec.params);
     chain.emplace_back(factory, spec);
   }
+  std::optional<clf::Variant> variant;
+  if (!o.variant.empty()) variant = clf::parse_variant(o.variant);
+  clf::Tuning tile;
+  if (!o.tile.empty()) clf::parse_tile(o.tile, tile, "--tile");
   clf::check_writable(out_path);
   auto device = clf::Device::open(o.device);
   // Pixels in page-locked memory: the device DMAs straight from the input and into the output.
@@ -255,15 +259,11 @@ int run(int argc, char** argv) {
   clf::ImageFile input = clf::read_image_file(in_path, pinned);
 
   clf::Tuning tuning = device->tuning();
-  if (!o.variant.empty()) tuning.variant = clf::parse_variant(o.variant);
+  if (variant) tuning.variant = *variant;
   if (!o.tile.empty()) {
-    int w = 0, h = 0, g = 0;
-    const int n = std::sscanf(o.tile.c_str(), "%dx%d/%d", &w, &h, &g);
-    if (n < 2 || w < 1 || h < 1 || w > 4096 || h > 256 || (n == 3 && (g < 1 || g > w)))
-      throw usage_error("--tile expects WxH or WxH/G, e.g. 256x16/128 (got '" + o.tile + "')");
-    tuning.tile_width = w;
-    tuning.tile_height = h;
-    tuning.group_width = n == 3 ? g : std::min(w, 128);
+    tuning.tile_width = tile.tile_width;
+    tuning.tile_height = tile.tile_height;
+    tuning.group_width = tile.group_width;
   }
   device->set_tuning(tuning);
   if (o.verbose) std::cerr << "clfilter: device " << device->info().label() << "\n";

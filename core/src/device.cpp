@@ -121,16 +121,7 @@ Tuning default_tuning(const DeviceInfo& info) {
     tuning.vector_width = 16;
   }
   if (const char* v = std::getenv("CLF_VARIANT"); v && *v) tuning.variant = parse_variant(v);
-  if (const char* t = std::getenv("CLF_TILE"); t && *t) {
-    int w = 0, h = 0, g = 0;
-    const int n = std::sscanf(t, "%dx%d/%d", &w, &h, &g);
-    if (n < 2 || w <= 0 || h <= 0 || w > 4096 || h > 256)
-      throw Error(ErrorKind::usage, "CLF_TILE: expected WxH or WxH/G (got '" + std::string(t) + "')");
-    tuning.tile_width = w;
-    tuning.tile_height = h;
-    tuning.group_width = n == 3 && g > 0 ? g : std::min(w, 128);
-    if (tuning.group_width > w) tuning.group_width = w;
-  }
+  if (const char* t = std::getenv("CLF_TILE"); t && *t) parse_tile(t, tuning, "CLF_TILE");
   return tuning;
 }
 
@@ -167,6 +158,18 @@ Variant parse_variant(const std::string& text) {
 
 const char* variant_name(Variant variant) {
   return variant == Variant::tiled ? "tiled" : "direct";
+}
+
+void parse_tile(const std::string& text, Tuning& tuning, const std::string& what) {
+  int w = 0, h = 0, g = 0, used = 0;
+  const int n = std::sscanf(text.c_str(), "%dx%d%n/%d%n", &w, &h, &used, &g, &used);
+  if (n < 2 || used != int(text.size()) || w < 1 || h < 1 || w > 4096 || h > 256 ||
+      (n == 3 && (g < 1 || g > w)))
+    throw Error(ErrorKind::usage, what + " expects WxH or WxH/G with W <= 4096, H <= 256 and G <= W, "
+                                         "e.g. 1024x2/256 (got '" + text + "')");
+  tuning.tile_width = w;
+  tuning.tile_height = h;
+  tuning.group_width = n == 3 ? g : std::min(w, 128);
 }
 
 std::vector<DeviceInfo> list_devices() {

@@ -35,6 +35,8 @@ struct Tuning {
   int vector_width = 1;                   // direct: outputs per work-item (vector loads), 1/4/8/16
 };
 Variant parse_variant(const std::string& text);  // "tiled" | "direct"; throws Error(usage)
+// "WxH" or "WxH/G" (CLF_TILE, --tile) into tuning's tile; throws Error(usage) naming `what`.
+void parse_tile(const std::string& text, Tuning& tuning, const std::string& what);
 const char* variant_name(Variant variant);
 
 class Device;
