@@ -224,6 +224,8 @@ Device::Device(const DeviceInfo& info, cl::Platform platform, cl::Device device)
   cl_int err = CL_SUCCESS;
   context_ = cl::Context(device_, nullptr, nullptr, nullptr, &err);
   cl_check(err, "clCreateContext", info_.name);
+  host_queue_ = cl::CommandQueue(context_, device_, 0, &err);
+  cl_check(err, "clCreateCommandQueue", info_.name);
   tuning_ = default_tuning(info_);
   cache_dir_ = default_cache_dir();
   if (const char* limit = std::getenv("CLF_INJECT_ALLOC_LIMIT"); limit && *limit)
@@ -345,8 +347,7 @@ Device::Pinned Device::pinned(size_t bytes, const char* what) {
   cl_int err = CL_SUCCESS;
   cl::Buffer buffer(context_, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes, nullptr, &err);
   cl_check(err, "clCreateBuffer", what);
-  cl::CommandQueue queue(context_, device_, 0, &err);
-  cl_check(err, "clCreateCommandQueue", what);
+  cl::CommandQueue queue = host_queue_;  // the unmap may run after this Device is gone
   void* host = queue.enqueueMapBuffer(buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, nullptr,
                                       nullptr, &err);
   cl_check(err, "clEnqueueMapBuffer", what);
@@ -370,10 +371,7 @@ Image Device::pinned_image(int width, int height, int channels, PixelType type) 
 
 DeviceBuffer Device::upload(const void* data, size_t bytes, const char* what) {
   DeviceBuffer buffer = alloc(bytes, what, CL_MEM_READ_ONLY);
-  cl_int err = CL_SUCCESS;
-  cl::CommandQueue queue(context_, device_, 0, &err);
-  cl_check(err, "clCreateCommandQueue", what);
-  cl_check(queue.enqueueWriteBuffer(buffer.get(), CL_TRUE, 0, bytes, data), "clEnqueueWriteBuffer",
+  cl_check(host_queue_.enqueueWriteBuffer(buffer.get(), CL_TRUE, 0, bytes, data), "clEnqueueWriteBuffer",
            what);
   return buffer;
 }

@@ -117,6 +117,7 @@ class Device {
   cl::Platform platform_;
   cl::Device device_;
   cl::Context context_;
+  cl::CommandQueue host_queue_;  // blocking host transfers: weights uploads, pinned maps
   Tuning tuning_;
   std::string cache_dir_;
   std::mutex programs_mutex_;
