@@ -43,9 +43,12 @@ Device:
   --device SEL             gpu, cpu, P:D (platform:device index from --list-devices)
                            or part of a device name; env CLF_DEVICE. Default: the
                            first GPU, else the CPU (PoCL).
-  --variant tiled|direct   kernel variant (default: tiled on GPUs, direct on CPUs)
-  --tile WxH[/G]           tile of the tiled variant (outputs per work-group, G
-                           work-items); env CLF_TILE
+  --variant tiled|direct   kernel variant: tiled stages each tile's window in local
+                           memory first, direct reads global memory; env CLF_VARIANT.
+                           Default: direct (measured faster on NVIDIA GPUs and CPUs)
+  --tile WxH[/G]           tiled: W x H outputs per work-group of G work-items; direct
+                           on GPUs: H rows of 4 outputs per work-item, G per group.
+                           W a multiple of 4. Default 248x4/64; env CLF_TILE
 
 Streaming:
   --strip-rows N           rows per strip (default: from the memory budget)

@@ -17,4 +17,8 @@ export CLF_PLUGIN_PATH="$work/emboss"
 "$work/prefix/bin/clfilter" --list-filters sobel | grep -q "sobel - "   # built-ins found by default
 "$work/prefix/bin/clfilter" "$work/in.png" "$work/out.png" --filter emboss:strength=2 --filter sobel
 test -s "$work/out.png"
+# The sample's numbers: emboss with strength 2 is the 3x3 correlation below.
+"$work/prefix/bin/clfilter" "$work/in.png" "$work/emboss.exr" --filter emboss:strength=2
+"$work/prefix/bin/clfilter" "$work/in.png" "$work/convolve.exr" --filter "convolve:kernel=-2,-1,0;-1,1,1;0,1,2"
+oiiotool "$work/emboss.exr" "$work/convolve.exr" --diff --fail 1e-5 >/dev/null
 echo "install + samples: ok"

@@ -118,7 +118,7 @@ inline bool identical(const clf::Image& a, const clf::Image& b) {
 }
 
 // Every kernel layout the filters can take: direct (the device's vector width), direct one output
-// per work-item, tiled (small tiles, so small images span several).
+// per work-item, direct 4-wide blocks, tiled (small tiles and blocks, so small images span several).
 struct Layout {
   clf::Variant variant;
   int vector_width;
@@ -126,7 +126,8 @@ struct Layout {
 };
 inline const std::vector<Layout>& layouts() {
   static const std::vector<Layout> all = {
-      {clf::Variant::direct, 0, "direct"}, {clf::Variant::direct, 1, "direct x1"}, {clf::Variant::tiled, 0, "tiled"}};
+      {clf::Variant::direct, 0, "direct"}, {clf::Variant::direct, 1, "direct x1"},
+      {clf::Variant::direct, 4, "direct 4x2 blocks"}, {clf::Variant::tiled, 0, "tiled"}};
   return all;
 }
 
@@ -152,6 +153,9 @@ struct VariantScope {
       t.tile_width = 32;
       t.tile_height = 4;
       t.group_width = 16;
+    } else if (vector_width == 4) {  // blocks of 4x2 outputs, 8 work-items per group
+      t.tile_height = 2;
+      t.group_width = 8;
     }
     device()->set_tuning(t);
   }

@@ -3,6 +3,7 @@
 #include "clf/correlate.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "clf/error.hpp"
 
@@ -14,66 +15,86 @@ int round_up(int value, int multiple) { return (value + multiple - 1) / multiple
 constexpr size_t max_taps_single_pass = 49;
 }  // namespace
 
+std::string Tiling::suffix() const {
+  if (variant == Variant::tiled) return "_tiled";
+  return blocked() ? "_blocked" : vector_width > 1 ? "_vector" : "_direct";
+}
+
 std::string Tiling::defines() const {
-  if (variant == Variant::direct) return vector_width > 1 ? " -D VW=" + std::to_string(vector_width) : "";
-  return " -D TW=" + std::to_string(tile_width) + " -D TH=" + std::to_string(tile_height) +
-         " -D WG=" + std::to_string(group_width);
+  if (variant == Variant::tiled)
+    return " -D TW=" + std::to_string(tile_width) + " -D TH=" + std::to_string(tile_height) +
+           " -D WG=" + std::to_string(group_width);
+  if (blocked()) return " -D TH=" + std::to_string(tile_height);
+  return vector_width > 1 ? " -D VW=" + std::to_string(vector_width) : "";
 }
 
 cl::NDRange Tiling::global(int width, int rows, int channels) const {
-  if (variant == Variant::direct) {
-    const int items = (width + vector_width - 1) / vector_width;
-    return cl::NDRange(size_t(round_up(items, group_width)), size_t(rows), size_t(channels));
+  if (variant == Variant::tiled) {
+    const size_t groups_x = size_t((width + tile_width - 1) / tile_width);
+    const size_t groups_y = size_t((rows + tile_height - 1) / tile_height);
+    return cl::NDRange(groups_x * group_width, groups_y, size_t(channels));
   }
-  const size_t groups_x = size_t((width + tile_width - 1) / tile_width);
-  const size_t groups_y = size_t((rows + tile_height - 1) / tile_height);
-  return cl::NDRange(groups_x * group_width, groups_y, size_t(channels));
+  const int items = (width + vector_width - 1) / vector_width;
+  const int item_rows = blocked() ? (rows + tile_height - 1) / tile_height : rows;
+  return cl::NDRange(size_t(round_up(items, group_width)), size_t(item_rows), size_t(channels));
 }
 
 std::string Tiling::describe() const {
-  if (variant == Variant::direct)
-    return vector_width > 1 ? "direct x" + std::to_string(vector_width) : "direct";
-  return "tiled " + std::to_string(tile_width) + "x" + std::to_string(tile_height) + "/" +
-         std::to_string(group_width);
+  if (variant == Variant::tiled)
+    return "tiled " + std::to_string(tile_width) + "x" + std::to_string(tile_height) + "/" +
+           std::to_string(group_width);
+  if (blocked()) return "direct 4x" + std::to_string(tile_height) + "/" + std::to_string(group_width);
+  return vector_width > 1 ? "direct x" + std::to_string(vector_width) : "direct";
+}
+
+void Tiling::check_input(const Plane& input, int rx, const std::string& name) const {
+  if (variant != Variant::tiled && !blocked()) return;
+  const int margin = round_up(rx, 4);
+  if (input.origin % 4 != 0 || input.pitch % 4 != 0 || input.plane_stride % 4 != 0 ||
+      input.origin % input.pitch < margin)
+    throw std::logic_error(name + ": input plane not float4-aligned with a " + std::to_string(margin) +
+                           "-column left margin (origin " + std::to_string(input.origin) + ", pitch " +
+                           std::to_string(input.pitch) + ")");
 }
 
 Tiling choose_tiling(const Device& device, int rx, int ry) {
   const DeviceInfo& info = device.info();
   const Tuning& tuning = device.tuning();
-  Tiling t{tuning.variant, tuning.tile_width, tuning.tile_height,
+  Tiling t{tuning.variant, tuning.tile_width / 4 * 4, tuning.tile_height,
            std::min<int>(tuning.group_width, int(info.max_work_group_size)), tuning.vector_width};
-  if (t.variant == Variant::tiled && rx <= 1 && ry == 1 && t.tile_height < 4) {
-    // 3x3 windows: the 2 halo rows are half of a 2-row tile's staging; 4-row tiles measured 9%
-    // faster for Sobel on the H100 (1024x4: 254 vs 234 GPix/s; 5x5 was slower on them).
-    t.tile_height = 4;
+  // The 4-wide blocked kernels unroll the whole window in registers: up to radius 12 (a Gaussian
+  // of sigma 3, 25 taps); wider windows take the one-output-per-work-item kernel.
+  const bool blockable = rx <= 12 && ry <= 12;
+  if ((t.variant == Variant::tiled || t.blocked()) && !blockable) {
+    t.variant = Variant::direct;
+    t.vector_width = 1;
   }
-  if (t.variant == Variant::tiled && rx == 0 && ry > t.tile_height) {
-    // A column pass on a short tile stages mostly halo (radius 12 on 2-row tiles: 13x the rows):
-    // make the tile taller, about as many pixels, no narrower than the group. (Measured on the
-    // H100: Gaussian sigma 3 went from 17 to 66 GPix/s; for 2-D windows such as 9x9 the wide
-    // short tile stayed faster, 47 vs 32 GPix/s.)
-    const int area = t.tile_width * t.tile_height;
-    while (t.tile_height < 4 * ry && t.tile_height < 64) t.tile_height *= 2;
-    t.tile_width = std::max(t.group_width, area / t.tile_height);
+  if ((t.variant == Variant::tiled || t.blocked()) && ry >= 4 && t.tile_height < 8) {
+    // Tall windows: more output rows per window row read. Measured on the H100, 8192^2 f32
+    // (docs/PERFORMANCE.md): 9x9 254 vs 246 GPix/s, a radius-9 column pass 324 vs 311.
+    t.tile_height = 8;
   }
   if (t.variant == Variant::tiled) {
     // Shrink the tile until its staged window fits local memory (1 KiB left for the runtime); a
-    // window that never fits (a huge radius) takes the direct path, which needs no local memory.
+    // window that never fits takes the blocked direct path, which needs no local memory.
+    t.tile_width = std::max(4, t.tile_width);
     auto window_bytes = [&] {
-      return uint64_t(t.tile_height + 2 * ry) * uint64_t(t.tile_width + 2 * rx) * sizeof(float);
+      return uint64_t(t.tile_height + 2 * ry) * uint64_t(t.tile_width + 2 * round_up(rx, 4)) * sizeof(float);
     };
     const uint64_t room = info.local_mem_bytes > 1024 ? info.local_mem_bytes - 1024 : 0;
     while (window_bytes() > room && t.tile_height > 1) t.tile_height /= 2;
-    while (window_bytes() > room && t.tile_width > 32) t.tile_width /= 2;
-    t.group_width = std::min(t.group_width, t.tile_width);
-    if (window_bytes() > room) t.variant = Variant::direct;
+    while (window_bytes() > room && t.tile_width > 32) t.tile_width = t.tile_width / 8 * 4;
+    if (window_bytes() > room) {
+      t.variant = Variant::direct;
+      t.vector_width = 4;
+    }
   }
   return t;
 }
 
 Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float>& weights,
                          float delta, const std::string& name)
-    : delta_(delta), name_(name), tiling_(choose_tiling(device, rx, ry)) {
+    : delta_(delta), rx_(rx), name_(name), tiling_(choose_tiling(device, rx, ry)) {
   if (rx < 0 || ry < 0 || weights.size() != size_t(2 * rx + 1) * size_t(2 * ry + 1))
     throw Error(ErrorKind::usage, name + ": correlation weights do not match radius " +
                                       std::to_string(rx) + "x" + std::to_string(ry));
@@ -82,13 +103,12 @@ Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float
   if (weight_bytes > device.device().getInfo<CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE>())
     options += " -D CLF_WEIGHTS=__global";
   cl::Program program = device.build("clf_correlate", "", options + tiling_.defines());
-  kernel_ = device.kernel(program, tiling_.variant == Variant::tiled ? "clf_correlate_tiled"
-                                   : tiling_.vector_width > 1      ? "clf_correlate_vector"
-                                                                   : "clf_correlate_direct");
+  kernel_ = device.kernel(program, ("clf_correlate" + tiling_.suffix()).c_str());
   weights_ = device.upload(weights.data(), weight_bytes, (name + " weights").c_str());
 }
 
 void Correlation::enqueue(const Stage& stage, const Plane& src, const Plane& dst) const {
+  tiling_.check_input(src, rx_, name_);
   cl::Kernel kernel = kernel_;  // copies share one kernel object: arguments are set per launch
   cl_uint arg = src.set_args(kernel, 0);
   arg = dst.set_args(kernel, arg);

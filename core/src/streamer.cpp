@@ -32,6 +32,9 @@ constexpr int pitch_align = 32;  // floats: rows start on 128-byte boundaries
 constexpr uint64_t max_buffer_floats = (uint64_t(1) << 31) - 1;  // kernels index with int
 
 int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
+// Columns left and right of a stage input's rows: the halo rounded up to whole float4s, so that the
+// blocked and tiled kernels read aligned float4s (kernels/stage.clh).
+int margin(int halo_x) { return round_up(halo_x, 4); }
 
 // Host pack/unpack of large strips: one core's memcpy (~10 GB/s) is slower than PCIe (~55 GB/s
 // pinned), so big copies are split across a few threads.
@@ -92,7 +95,7 @@ struct Layout {
     temp_pitch = round_up(width, pitch_align);
     for (int k = 1; k <= n + 1; ++k) {
       const int halo_x = k <= n ? hx[size_t(k) - 1] : 0, halo_y = k <= n ? hy[size_t(k) - 1] : 0;
-      pitch.push_back(round_up(width + 2 * halo_x, pitch_align));
+      pitch.push_back(round_up(round_up(width, 4) + 2 * margin(halo_x), pitch_align));
       capacity_rows.push_back(max_rows(std::min(k, n)) + 2 * halo_y);
       work_floats = std::max(work_floats, size_t(channels) * pitch.back() * capacity_rows.back());
       if (k <= n && temps[size_t(k) - 1] > 0) {
@@ -352,7 +355,7 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     p.pitch = L.pitch[size_t(k) - 1];
     p.plane_stride = int(L.plane_stride(k));
     const int halo_x = k <= L.n ? L.hx[size_t(k) - 1] : 0, halo_y = k <= L.n ? L.hy[size_t(k) - 1] : 0;
-    p.origin = halo_y * p.pitch + halo_x;
+    p.origin = halo_y * p.pitch + margin(halo_x);
     p.width = L.width;
     p.rows = own_rows.size();
     return p;

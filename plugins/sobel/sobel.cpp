@@ -75,15 +75,14 @@ class SobelMagnitude : public Filter {
         tiling_(choose_tiling(device, r, r)) {
     const std::string options = "-D RX=" + std::to_string(r) + " -D RY=" + std::to_string(r) + tiling_.defines();
     cl::Program program = device.build("sobel.cl", sobel_sobel_cl, options);
-    kernel_ = device.kernel(program, tiling_.variant == Variant::tiled ? "sobel_magnitude_tiled"
-                                     : tiling_.vector_width > 1      ? "sobel_magnitude_vector"
-                                                                     : "sobel_magnitude_direct");
+    kernel_ = device.kernel(program, ("sobel_magnitude" + tiling_.suffix()).c_str());
     wx_ = device.upload(wx.data(), wx.size() * sizeof(float), "sobel x weights");
     wy_ = device.upload(wy.data(), wy.size() * sizeof(float), "sobel y weights");
   }
   Halo halo() const override { return {radius_, radius_}; }
   Border border() const override { return border_; }
   void enqueue(Stage& stage) override {
+    tiling_.check_input(stage.input(), radius_, "sobel_magnitude");
     cl_uint arg = stage.input().set_args(kernel_, 0);
     arg = stage.output().set_args(kernel_, arg);
     kernel_.setArg(arg++, stage.width());

@@ -9,19 +9,32 @@
 
 namespace clf {
 
-// How a kernel with a (2rx+1) x (2ry+1) window is laid out on a device: the device's tuning with
-// the tile shrunk until its staged window fits local memory, else the direct variant. The one
-// place that picks work-group sizes; plugin kernels built on clf_stage_window use it too.
+// How a kernel with a (2rx+1) x (2ry+1) window is laid out on a device: the device's tuning,
+// adjusted to the window (taller blocks for tall windows, the tile shrunk until its staged window
+// fits local memory). The one place that picks work-group sizes; plugin kernels built on the
+// shared helpers (kernels/correlate.clh, kernels/stage.clh) use it too. Kernel shapes:
+//   direct, vector_width 1:  one output per work-item (any window size)
+//   direct, vector_width 4:  "blocked": 4 x tile_height outputs per work-item from aligned float4
+//                            reads, group_width work-items per group (GPUs)
+//   direct, vector_width 8/16: that many outputs of one row per work-item (CPUs)
+//   tiled:                   tile_width x tile_height outputs per group of group_width work-items,
+//                            the window staged with async_work_group_copy, then blocked as above
 struct Tiling {
   Variant variant = Variant::direct;
   int tile_width = 0, tile_height = 0, group_width = 0;
-  int vector_width = 1;  // direct: outputs per work-item (kernels that support it: -D VW)
-  std::string defines() const;  // " -D TW=.. -D TH=.. -D WG=.." for tiled, " -D VW=.." or "" for direct
-  // Launch geometry over width x rows x channels: one group per tile (tiled) or one work-item
-  // per pixel (direct).
+  int vector_width = 1;
+  bool blocked() const { return variant == Variant::direct && vector_width == 4; }
+  // Kernel name suffix: "_direct", "_vector", "_blocked" or "_tiled".
+  std::string suffix() const;
+  // Build options: " -D VW=..", " -D TH=..", " -D TW=.. -D TH=.. -D WG=.." or "".
+  std::string defines() const;
+  // Launch geometry over width x rows x channels.
   cl::NDRange global(int width, int rows, int channels) const;
   cl::NDRange local() const { return cl::NDRange(size_t(group_width), 1, 1); }
-  std::string describe() const;  // "tiled 256x16/128", "direct x16" or "direct"
+  std::string describe() const;  // "tiled 248x4/64", "direct 4x4/64", "direct x16" or "direct"
+  // The blocked and tiled kernels read aligned float4s from CLF_HALO4(rx) columns left of the
+  // plane: throws std::logic_error naming `name` when `input` is not laid out so.
+  void check_input(const Plane& input, int rx, const std::string& name) const;
 };
 Tiling choose_tiling(const Device& device, int rx, int ry);
 
@@ -38,6 +51,7 @@ class Correlation {
   cl::Kernel kernel_;
   DeviceBuffer weights_;
   float delta_;
+  int rx_;
   std::string name_;
   Tiling tiling_;
 };

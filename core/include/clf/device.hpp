@@ -30,9 +30,9 @@ std::vector<DeviceInfo> list_devices();
 enum class Variant { tiled, direct };
 struct Tuning {
   Variant variant = Variant::direct;
-  int tile_width = 256, tile_height = 8;  // tiled: outputs per work-group
-  int group_width = 128;                  // tiled: work-items per group (1-D along x)
-  int vector_width = 1;                   // direct: outputs per work-item (vector loads), 1/4/8/16
+  int tile_width = 248, tile_height = 4;  // tiled: outputs per work-group; direct x4: H rows per work-item
+  int group_width = 64;                   // work-items per group (1-D along x)
+  int vector_width = 1;  // direct: outputs per work-item; 4 = 4 x tile_height blocks (GPUs), 16 = one row (CPUs)
 };
 Variant parse_variant(const std::string& text);  // "tiled" | "direct"; throws Error(usage)
 // "WxH" or "WxH/G" (CLF_TILE, --tile) into tuning's tile; throws Error(usage) naming `what`.
