@@ -203,6 +203,7 @@ int main(int argc, char** argv) try {
   std::string device_sel, json_path, trace_path, type_name = "f32";
   std::vector<std::string> filters;
   bool smoke = false, pageable = false, scale = false;
+  int strip_rows = 0, slots = 3;  // streamed runs: 0 = the streamer's choice
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -222,9 +223,12 @@ int main(int argc, char** argv) try {
     else if (a == "--smoke") smoke = true;
     else if (a == "--pageable") pageable = true;
     else if (a == "--scale") scale = true;  // 1 to 64 MPix: time per pixel and device memory
+    else if (a == "--strip-rows") strip_rows = std::max(0, std::stoi(next()));
+    else if (a == "--slots") slots = std::max(1, std::stoi(next()));
     else if (a == "-h" || a == "--help") {
       std::cout << "usage: clfilter-bench [--size WxH] [--channels C] [--type f32|u8|u16|f16] [--reps N]\n"
-                   "                      [--device SEL] [--filter SPEC ...] [--json FILE] [--smoke]\n";
+                   "                      [--device SEL] [--filter SPEC ...] [--json FILE] [--trace FILE]\n"
+                   "                      [--strip-rows N] [--slots N] [--pageable] [--scale] [--smoke]\n";
       return 0;
     } else throw clf::Error(clf::ErrorKind::usage, "unknown option '" + a + "'");
   }
@@ -234,24 +238,27 @@ int main(int argc, char** argv) try {
     auto device = clf::Device::open(device_sel);
     clf::Registry registry;
     const std::string spec = filters.empty() ? "sobel:mode=x" : filters.front();
-    std::printf("device: %s\nscale: %s, streamed host->host, best of %d\n%10s %10s %12s %12s %16s\n",
-                device->info().label().c_str(), spec.c_str(), reps, "size", "MPix", "wall ms",
-                "ns / pixel", "device peak MiB");
+    std::printf("device: %s\nscale: %s, streamed host->host, best of %d\n%10s %8s %10s %11s %10s %8s %16s\n",
+                device->info().label().c_str(), spec.c_str(), reps, "size", "MPix", "wall ms", "ns / pixel",
+                "bare ms", "vs bare", "device peak MiB");
     for (int side : {1024, 2048, 4096, 8192}) {
       const clf::Image img = make_image(*device, side, side, channels, parse_type(type_name), !pageable);
       clf::Image out = device->pinned_image(side, side, channels, img.type());
       clf::Pipeline pipeline(device);
       add_chain(pipeline, registry, spec);
+      clf::RunOptions o;
+      o.strip_rows = strip_rows;
+      o.slots = slots;
       double best = 1e30;
       uint64_t peak = 0;
       for (int r = 0; r < reps + 1; ++r) {
-        const auto st = pipeline.run(img, out);
+        const auto st = pipeline.run(img, out, o);
         if (r > 0) best = std::min(best, st.wall_ms);
         peak = std::max(peak, st.device_bytes_peak);
       }
-      const double px = double(side) * side;
-      std::printf("%5dx%-5d %9.1f %12.3f %12.3f %16.1f\n", side, side, px / 1e6, best, best * 1e6 / px,
-                  peak / 1048576.0);
+      const double px = double(side) * side, bare = overlapped_transfer_ms(*device, img.byte_size(), reps);
+      std::printf("%5dx%-5d %7.1f %10.3f %11.3f %10.3f %7.2fx %16.1f\n", side, side, px / 1e6, best,
+                  best * 1e6 / px, bare, best / bare, peak / 1048576.0);
     }
     return 0;
   }
@@ -314,14 +321,20 @@ int main(int argc, char** argv) try {
       for (int queues : {3, 1}) {
         clf::RunOptions o;
         o.queues = queues;
-        o.profile = true;
+        o.strip_rows = strip_rows;
+        o.slots = slots;
         double best = 1e30, overlap = 0;
+        // Wall times unprofiled (event timestamps cost time on some drivers), then one profiled
+        // run for the overlap ratio and the trace.
         for (int r = 0; r < reps + 1; ++r) {
           auto st = pipeline.run(in, out, o);
-          if (r > 0 && st.wall_ms < best) best = st.wall_ms, overlap = st.overlap_ratio();
-          if (r == reps && queues == 3 && !trace_path.empty() && spec == filters.front() && variant == base.variant)
-            clf::write_trace_json(st, trace_path);
+          if (r > 0) best = std::min(best, st.wall_ms);
         }
+        o.profile = true;
+        const auto st = pipeline.run(in, out, o);
+        overlap = st.overlap_ratio();
+        if (queues == 3 && !trace_path.empty() && spec == filters.front() && variant == base.variant)
+          clf::write_trace_json(st, trace_path);
         (queues == 3 ? row.stream3_ms : row.stream1_ms) = best;
         (queues == 3 ? row.overlap3 : row.overlap1) = overlap;
       }
@@ -336,11 +349,12 @@ int main(int argc, char** argv) try {
     }
   device->set_tuning(base);
 
-  std::printf("\n%-26s %-7s %12s %14s %13s %8s %13s %8s\n", "filter", "variant", "kernel ms", "kernel MPix/s",
-              "stream3 ms", "overlap", "stream1 ms", "overlap");
+  std::printf("\n%-26s %-7s %10s %14s %8s %11s %8s %8s %11s %8s\n", "filter", "variant", "kernel ms",
+              "kernel MPix/s", "vs copy", "stream3 ms", "vs bare", "overlap", "stream1 ms", "1 vs 3");
   for (const auto& r : rows)
-    std::printf("%-26s %-7s %12.3f %14.1f %13.2f %8.2f %13.2f %8.2f\n", r.filter.c_str(), r.variant.c_str(),
-                r.kernel_ms, r.kernel_mpix_s, r.stream3_ms, r.overlap3, r.stream1_ms, r.overlap1);
+    std::printf("%-26s %-7s %10.3f %14.1f %7.0f%% %11.2f %7.2fx %8.2f %11.2f %7.2fx\n", r.filter.c_str(),
+                r.variant.c_str(), r.kernel_ms, r.kernel_mpix_s, 100 * r.kernel_mpix_s / (copy * 1e3 / 8),
+                r.stream3_ms, r.stream3_ms / both_ms, r.overlap3, r.stream1_ms, r.stream1_ms / r.stream3_ms);
   if (!versus.empty()) {
     std::printf("\nside by side, host image -> host image (OpenCV UMat: data already on its device)\n"
                 "%-26s %14s %16s %8s %17s\n", "filter", "clfilter MPix/s", "OpenCV CPU MPix/s",

@@ -11,6 +11,12 @@ export CLF_DEVICE=${CLF_DEVICE:-gpu}
 (cd build-dev && ctest --output-on-failure) >"$out/ctest.log" 2>&1
 grep -E "tests passed|Failed|Passed" "$out/ctest.log" | tail -12
 ./build-dev/bin/clfilter-bench --size 8192x8192 --reps 5 --json "$out/bench_8k.json" --trace "$out/trace_8k.json" | tee "$out/bench_8k.txt"
+# CLF_QUICK=1: only the 8192x8192 f32 table above (and the sweep below, if asked for).
+if [ "${CLF_QUICK:-0}" != 1 ]; then
+for shape in "8192x8192 4 u8" "8192x8192 4 f32" "3840x2160 4 u8" "3840x2160 1 f32"; do
+  set -- $shape
+  ./build-dev/bin/clfilter-bench --size "$1" --channels "$2" --type "$3" --reps 5
+done | tee "$out/bench_more.txt"
 ./build-dev/bin/clfilter-bench --size 8192x8192 --reps 3 --filter "gaussian:sigma=2 + sobel + box:radius=1" | tee "$out/chain_8k.txt"
 ./build-dev/bin/clfilter-bench --scale --reps 5 | tee "$out/scale.txt"
 ./build-dev/bin/clfilter-bench --scale --reps 5 --filter "gaussian:sigma=2 + sobel" | tee -a "$out/scale.txt"
@@ -18,11 +24,20 @@ grep -E "tests passed|Failed|Passed" "$out/ctest.log" | tail -12
 python3 bench/gpu_reference.py --size 8192x8192 --json "$out/gpu_reference_8k.json" | tee "$out/gpu_reference_8k.txt"
 # The same streamed run from ordinary (pageable) host images, for comparison with pinned ones.
 ./build-dev/bin/clfilter-bench --size 8192x8192 --reps 5 --filter sobel:mode=x --pageable | tee "$out/pageable_8k.txt"
-# Tile sweep for the tiled variant (the direct rows repeat as the control).
-if [ "${CLF_TILE_SWEEP:-1}" = 1 ]; then
-  for tile in 1024x4/256; do
-    echo "== CLF_TILE=$tile"
-    CLF_TILE=$tile ./build-dev/bin/clfilter-bench --size 8192x8192 --reps 3 --filter sobel:mode=x \
-      --filter "convolve:kernel=1,2,3,2,1;2,1,0,1,2;3,0,-9,0,3;2,1,0,1,2;1,2,3,2,-1" | grep -E "tiled"
-  done | tee "$out/tile_sweep.txt"
+fi
+# Strip height and slot sweep for the streamed run (the default strip choice is the first row).
+if [ "${CLF_STRIP_SWEEP:-0}" = 1 ]; then
+  for shape in "1024x1024 1 f32 1024 512 256 128 64 32" "3840x2160 4 u8 540 270 135 68 34" \
+               "3840x2160 1 f32 540 270 135 68" "8192x8192 1 f32 1024 256 128 64"; do
+    set -- $shape
+    size=$1 channels=$2 type=$3
+    shift 3
+    for slots in 3 6; do
+      for rows in 0 "$@"; do
+        printf '%s %sch %s slots %s rows %-5s ' "$size" "$channels" "$type" "$slots" "$rows"
+        ./build-dev/bin/clfilter-bench --size "$size" --channels "$channels" --type "$type" --reps 5 \
+          --filter sobel:mode=x --strip-rows "$rows" --slots "$slots" | grep -E "^sobel.*direct" | cut -c40-
+      done
+    done
+  done | tee "$out/strip_sweep.txt"
 fi

@@ -35,6 +35,8 @@ int round_up(int value, int multiple) { return (value + multiple - 1) / multiple
 // Columns left and right of a stage input's rows: the halo rounded up to whole float4s, so that the
 // blocked and tiled kernels read aligned float4s (kernels/stage.clh).
 int margin(int halo_x) { return round_up(halo_x, 4); }
+// Strips the host may enqueue beyond the slot ring when the device orders slot reuse itself.
+constexpr int enqueue_ahead = 8;
 
 // Host pack/unpack of large strips: one core's memcpy (~10 GB/s) is slower than PCIe (~55 GB/s
 // pinned), so big copies are split across a few threads.
@@ -321,8 +323,11 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
   cl::Event uploaded;
   if (index == 0) first_enqueue_ = Clock::now();
   if (!L.zero_copy) {
+    // The slot's upload buffer is free once the last strip in it has been computed.
+    std::vector<cl::Event> free_up;
+    if (slot.computed()) free_up.push_back(slot.computed);
     cl_check(queues_[0].enqueueWriteBuffer(slot.up.get(), CL_FALSE, 0, row_bytes * up_rows.size(),
-                                           upload_from, nullptr, &uploaded),
+                                           upload_from, free_up.empty() ? nullptr : &free_up, &uploaded),
              "clEnqueueWriteBuffer", tag + "upload");
     if (profile) recorded_.push_back({uploaded, tag + "upload", 0});
   }
@@ -374,7 +379,10 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     kernel.setArg(3, up_rows.size());
     kernel.setArg(4, L.channels);
     dst.set_args(kernel, 5);
+    // ... and its download buffer once that strip has been downloaded (the compute queue is in
+    // order: waiting here orders every kernel of this strip after it).
     std::vector<cl::Event> wait{uploaded};
+    if (slot.downloaded()) wait.push_back(slot.downloaded);
     cl::Event event;
     const int items = (L.width + pack_vector_ - 1) / pack_vector_;
     cl_check(queues_[1].enqueueNDRangeKernel(kernel, cl::NullRange,
@@ -454,6 +462,7 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     stage.launch(pack_, cl::NDRange(round_up(items, 64), strip.size()), cl::NDRange(64, 1), "clf_pack");
   }
   std::vector<cl::Event> computed{kernel_events.back()};
+  slot.computed = kernel_events.back();
   if (profile)
     for (size_t e = 0; e < kernel_events.size(); ++e)
       recorded_.push_back({kernel_events[e], tag + kernel_names[e], 1});
@@ -477,6 +486,7 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
                                         download_to, &computed, &downloaded),
            "clEnqueueReadBuffer", tag + "download");
   if (profile) recorded_.push_back({downloaded, tag + "download", 2});
+  slot.downloaded = downloaded;
   for (int q = 0; q < 3; ++q) cl_check(queues_[q].flush(), "clFlush", track_names[q]);
 }
 
@@ -519,6 +529,8 @@ void Run::worker_loop() {
 void Run::execute(RunStats& stats) {
   make_queues();
   make_slots();
+  for (Slot& slot : ring_) slot.computed = slot.downloaded = cl::Event();
+  const bool host_copies = layout_.zero_copy || !in_.pinned() || !out_.pinned();
   const auto t0 = Clock::now();
   std::thread worker([this] { worker_loop(); });
   std::exception_ptr error;
@@ -527,9 +539,14 @@ void Run::execute(RunStats& stats) {
       if (options_.cancel && options_.cancel->load())
         throw Error(ErrorKind::cancelled, "interrupted after " + std::to_string(i) + " of " +
                                               std::to_string(layout_.strips) + " strips");
-      {  // the slot is free once the strip that used it last has landed
+      {
+        // With host copies (pageable images, zero-copy maps) a slot is free for the host once the
+        // strip that used it last has landed. Otherwise the device orders slot reuse by events
+        // (enqueue_strip) and the host only stays a bounded number of strips ahead, so that the
+        // host's wake-ups are off the critical path and Ctrl-C still stops soon.
+        const int ahead = host_copies ? slots_ - 1 : slots_ + enqueue_ahead;
         std::unique_lock<std::mutex> lock(mutex_);
-        cv_.wait(lock, [&] { return landed_ >= i - slots_ + 1 || worker_error_; });
+        cv_.wait(lock, [&] { return landed_ >= i - ahead || worker_error_; });
         if (worker_error_) break;
       }
       Slot& slot = ring_[size_t(i % slots_)];

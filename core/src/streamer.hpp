@@ -15,6 +15,9 @@ struct Slot {
   DeviceBuffer up, down, work[2];
   std::vector<DeviceBuffer> temps;
   Device::Pinned staging_in, staging_out;  // host side of the transfers, unless images are pinned
+  // The last strip that used the slot in this run: its compute (done reading `up`) and its
+  // download (done reading `down`). The next strip in the slot waits for them on the device.
+  cl::Event computed, downloaded;
 };
 
 // Queues, conversion kernels and the slot ring, kept by a Pipeline between runs: a run of the same
