@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <random>
 #include <sstream>
@@ -115,6 +116,47 @@ double overlapped_transfer_ms(clf::Device& device, size_t bytes, int reps) {
   up.finish();
   down.finish();
   return best;
+}
+
+// Fixed costs of the driver: the wall time per command of a stream of empty kernels and of 4 KiB
+// pinned writes on one in-order queue, and one empty kernel's enqueue-to-finish round trip. A strip
+// costs ~7 commands and two cross-queue hand-offs whatever its size: the floor under small images.
+struct CommandCosts {
+  double kernel_us, write_us, round_trip_us;
+};
+CommandCosts command_costs(clf::Device& device) {
+  auto program = device.build("bench_nop", "__kernel void bench_nop(__global int* a) { if (a[0] == 12345) a[0] = 0; }", "");
+  auto kernel = device.kernel(program, "bench_nop");
+  auto buf = device.alloc(4096, "bench nop");
+  kernel.setArg(0, buf.get());
+  cl::CommandQueue q(device.context(), device.device());
+  cl::Buffer pinned(device.context(), CL_MEM_ALLOC_HOST_PTR, 4096);
+  void* host = q.enqueueMapBuffer(pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, 4096);
+  std::memset(host, 0, 4096);
+  const int n = 200;
+  auto per = [&](const std::function<void()>& issue) {
+    double best = 1e30;
+    for (int r = 0; r < 3; ++r) {
+      q.finish();
+      const auto t0 = Clock::now();
+      issue();
+      q.finish();
+      best = std::min(best, std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / n);
+    }
+    return best;
+  };
+  CommandCosts c;
+  c.kernel_us = per([&] { for (int i = 0; i < n; ++i) q.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(64), cl::NullRange); });
+  c.write_us = per([&] { for (int i = 0; i < n; ++i) q.enqueueWriteBuffer(buf.get(), CL_FALSE, 0, 4096, host); });
+  c.round_trip_us = per([&] {
+    for (int i = 0; i < n; ++i) {
+      q.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(64), cl::NullRange);
+      q.finish();
+    }
+  });
+  q.enqueueUnmapMemObject(pinned, host);
+  q.finish();
+  return c;
 }
 
 clf::Image make_image(clf::Device& device, int w, int h, int c, clf::PixelType type, bool pinned) {
@@ -281,9 +323,11 @@ int main(int argc, char** argv) try {
   const double copy = copy_gbps(*device, plane_bytes, reps);
   const auto [h2d, d2h] = pinned_gbps(*device, in.byte_size(), reps);
   const double both_ms = overlapped_transfer_ms(*device, in.byte_size(), reps);
+  const CommandCosts costs = command_costs(*device);
   std::printf("limits: copy kernel %.1f GB/s (%.1f MPix/s at 8 B/px f32), pinned H2D %.1f GB/s, D2H %.1f GB/s;\n"
-              "        upload + download of the image at once (bare overlapped transfer) %.2f ms\n",
-              copy, copy * 1e3 / 8, h2d, d2h, both_ms);
+              "        upload + download of the image at once (bare overlapped transfer) %.2f ms;\n"
+              "        per command: empty kernel %.1f us, 4 KiB write %.1f us, kernel + finish %.1f us\n",
+              copy, copy * 1e3 / 8, h2d, d2h, both_ms, costs.kernel_us, costs.write_us, costs.round_trip_us);
 
   std::vector<Row> rows;
   struct Versus {
@@ -369,6 +413,8 @@ int main(int argc, char** argv) try {
     j << "{\"device\":\"" << device->info().name << "\",\"width\":" << width << ",\"height\":" << height
       << ",\"channels\":" << channels << ",\"type\":\"" << type_name << "\",\"copy_gbps\":" << copy
       << ",\"h2d_gbps\":" << h2d << ",\"d2h_gbps\":" << d2h << ",\"overlapped_transfer_ms\":" << both_ms
+      << ",\"command_kernel_us\":" << costs.kernel_us << ",\"command_write_us\":" << costs.write_us
+      << ",\"round_trip_us\":" << costs.round_trip_us
       << ",\"rows\":[";
     for (size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i];

@@ -191,6 +191,7 @@ class Run {
   void make_slots();
   void enqueue_strip(int index, Slot& slot, cl::Event& downloaded);
   void worker_loop();
+  void finish_stats(RunStats& stats, Clock::time_point t0);
   void collect(RunStats& stats, Clock::time_point t0);
 
   Device& device_;
@@ -330,6 +331,7 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
                                            upload_from, free_up.empty() ? nullptr : &free_up, &uploaded),
              "clEnqueueWriteBuffer", tag + "upload");
     if (profile) recorded_.push_back({uploaded, tag + "upload", 0});
+    if (index == 0) first_event_ = uploaded;  // device time -> host time (collect)
   }
 
   // Compute: one Stage object carries the queue and the profiling sinks for every launch.
@@ -339,9 +341,10 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
   stage.device_ = &device_;
   stage.queue_ = &queues_[1];
   stage.channels_ = L.channels;
-  // Every launch's event is kept: the last one orders the download (profiling reads them all).
-  stage.events_ = &kernel_events;
-  stage.event_names_ = &kernel_names;
+  // Profiling keeps every launch's event; otherwise one marker after the strip's kernels orders
+  // the download (an event per launch is host work per command for the driver).
+  stage.events_ = profile ? &kernel_events : nullptr;
+  stage.event_names_ = profile ? &kernel_names : nullptr;
   auto layout_plane = [&](int k, const DeviceBuffer& buffer, const Range& own_rows) {
     // Plane of stage input k (k = n+1: the final output), origin at image row own_rows.begin.
     if (k == L.n + 1 && final_in_place_) {
@@ -387,11 +390,14 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     const int items = (L.width + pack_vector_ - 1) / pack_vector_;
     cl_check(queues_[1].enqueueNDRangeKernel(kernel, cl::NullRange,
                                              cl::NDRange(round_up(items, 64), up_rows.size()),
-                                             cl::NDRange(64, 1), L.zero_copy ? nullptr : &wait, &event),
+                                             cl::NDRange(64, 1), L.zero_copy ? nullptr : &wait,
+                                             profile ? &event : nullptr),
              "clEnqueueNDRangeKernel", "clf_unpack");
     if (index == 0 && L.zero_copy) first_event_ = event;
-    kernel_events.push_back(event);
-    kernel_names.push_back("clf_unpack");
+    if (profile) {
+      kernel_events.push_back(event);
+      kernel_names.push_back("clf_unpack");
+    }
   }
 
   for (int k = 1; k <= L.n; ++k) {
@@ -460,6 +466,12 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     pack_.setArg(8, L.channels);
     const int items = (L.width + pack_vector_ - 1) / pack_vector_;
     stage.launch(pack_, cl::NDRange(round_up(items, 64), strip.size()), cl::NDRange(64, 1), "clf_pack");
+  }
+  if (!profile) {
+    cl::Event marker;
+    cl_check(queues_[1].enqueueMarkerWithWaitList(nullptr, &marker), "clEnqueueMarkerWithWaitList",
+             tag + "computed");
+    kernel_events.push_back(marker);
   }
   std::vector<cl::Event> computed{kernel_events.back()};
   slot.computed = kernel_events.back();
@@ -530,23 +542,51 @@ void Run::execute(RunStats& stats) {
   make_queues();
   make_slots();
   for (Slot& slot : ring_) slot.computed = slot.downloaded = cl::Event();
+  // With host copies (pageable images, zero-copy maps) a slot is free for the host once the strip
+  // that used it last has landed, and a worker thread lands strips while this one enqueues. Without
+  // them the device orders slot reuse by events (enqueue_strip) and this thread alone enqueues up
+  // to enqueue_ahead strips past the ring, landing the oldest as it goes: no host wake-up sits
+  // between strips, and Ctrl-C still stops within a few strips.
   const bool host_copies = layout_.zero_copy || !in_.pinned() || !out_.pinned();
   const auto t0 = Clock::now();
-  std::thread worker([this] { worker_loop(); });
   std::exception_ptr error;
+  if (!host_copies) {
+    std::deque<Landing> pending;
+    auto land = [&] {
+      const Landing& job = pending.front();
+      cl_check(job.downloaded.wait(), "clWaitForEvents", "strip " + std::to_string(job.index) + " download");
+      pending.pop_front();
+      if (options_.progress) options_.progress(++landed_, layout_.strips);
+    };
+    try {
+      for (int i = 0; i < layout_.strips; ++i) {
+        if (options_.cancel && options_.cancel->load())
+          throw Error(ErrorKind::cancelled, "interrupted after " + std::to_string(i) + " of " +
+                                                std::to_string(layout_.strips) + " strips");
+        while (!pending.empty() && pending.front().index < i - slots_ - enqueue_ahead) land();
+        Slot& slot = ring_[size_t(i % slots_)];
+        cl::Event downloaded;
+        enqueue_strip(i, slot, downloaded);
+        pending.push_back({i, &slot, downloaded});
+      }
+      while (!pending.empty()) land();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    for (auto& q : queues_) q.finish();
+    if (error) std::rethrow_exception(error);
+    finish_stats(stats, t0);
+    return;
+  }
+  std::thread worker([this] { worker_loop(); });
   try {
     for (int i = 0; i < layout_.strips; ++i) {
       if (options_.cancel && options_.cancel->load())
         throw Error(ErrorKind::cancelled, "interrupted after " + std::to_string(i) + " of " +
                                               std::to_string(layout_.strips) + " strips");
       {
-        // With host copies (pageable images, zero-copy maps) a slot is free for the host once the
-        // strip that used it last has landed. Otherwise the device orders slot reuse by events
-        // (enqueue_strip) and the host only stays a bounded number of strips ahead, so that the
-        // host's wake-ups are off the critical path and Ctrl-C still stops soon.
-        const int ahead = host_copies ? slots_ - 1 : slots_ + enqueue_ahead;
         std::unique_lock<std::mutex> lock(mutex_);
-        cv_.wait(lock, [&] { return landed_ >= i - ahead || worker_error_; });
+        cv_.wait(lock, [&] { return landed_ >= i - slots_ + 1 || worker_error_; });
         if (worker_error_) break;
       }
       Slot& slot = ring_[size_t(i % slots_)];
@@ -570,6 +610,10 @@ void Run::execute(RunStats& stats) {
   for (auto& q : queues_) q.finish();
   if (error) std::rethrow_exception(error);
   if (worker_error_) std::rethrow_exception(worker_error_);
+  finish_stats(stats, t0);
+}
+
+void Run::finish_stats(RunStats& stats, Clock::time_point t0) {
   stats.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   stats.bytes_uploaded = 0;
   for (int i = 0; i < layout_.strips; ++i) {
@@ -650,15 +694,18 @@ RunStats stream(Device& device, const std::vector<Filter*>& chain, const Image& 
              L.upload_bytes <= info.max_alloc_bytes && L.temp_floats * sizeof(float) <= info.max_alloc_bytes;
     };
     int slots = options.slots;
-    // Strip height: the user's, else strips of about 8 MiB of pixels as transferred (device memory
-    // stays flat as images grow; each strip's transfer is long next to the fixed cost of a strip,
-    // ~0.1 ms of event hand-offs: 2 MiB strips of u8 RGBA left PCIe idle half the time on an
-    // H100), at least 4 strips so that transfers overlap compute, capped by the budget.
+    // Strip height: the user's, else strips of a few MiB of pixels as transferred (device memory
+    // stays flat as images grow), capped by the budget. A strip costs a fixed ~7 commands; the
+    // first upload and the last download overlap nothing. Measured, sobel host->host
+    // (docs/PERFORMANCE.md): on the H100 4 MiB strips, at least 2 (3840x2160 u8 RGBA: 8 strips
+    // 1.36x the bare transfer, 4 strips 1.54x, 16 strips 1.92x); on PoCL 8 MiB, at least 4.
     int rows = requested_rows;
     if (rows == 0) {
       const uint64_t row_bytes = in.row_bytes();
-      const int by_bytes = int(std::max<uint64_t>(1, (uint64_t(8) << 20) / row_bytes));
-      const int strips = std::max((height + by_bytes - 1) / by_bytes, std::min(4, height));
+      const uint64_t strip_bytes = uint64_t(info.is_gpu ? 4 : 8) << 20;
+      const int min_strips = info.is_gpu ? 2 : 4;
+      const int by_bytes = int(std::max<uint64_t>(1, strip_bytes / row_bytes));
+      const int strips = std::max((height + by_bytes - 1) / by_bytes, std::min(min_strips, height));
       const int target = (height + strips - 1) / strips;
       // The largest height <= target that fits (slot bytes grow with it); when not even one row
       // fits with this many slots, fewer slots in flight beat failing.
