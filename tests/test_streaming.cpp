@@ -180,3 +180,23 @@ TEST_CASE("pinned images stream straight from and to their memory with the same 
   CHECK_FALSE(copy.pinned());
   CHECK(test::identical(copy, pinned_out));
 }
+
+TEST_CASE("rows shared by neighbouring strips cross the bus once: halo rows are copied on the device") {
+  const clf::Image in = test::random_image(64, 100, 2, clf::PixelType::u8, 21);
+  const clf::Image expect = test::run_chain({"gaussian:sigma=3"}, in);  // radius 12: halo > strip
+  for (int slots : {1, 2, 3})
+    for (int rows : {5, 8, 30}) {
+      clf::RunOptions o;
+      o.zero_copy = false;
+      o.strip_rows = rows;
+      o.slots = slots;
+      clf::RunStats stats;
+      const clf::Image out = test::run_chain({"gaussian:sigma=3"}, in, o, &stats);
+      INFO("slots " << slots << ", strip rows " << rows);
+      CHECK(test::identical(out, expect));
+      if (slots > 1)
+        CHECK(stats.bytes_uploaded == in.byte_size());
+      else  // one slot: no previous strip's buffer to copy from, each strip uploads its halo again
+        CHECK(stats.bytes_uploaded > in.byte_size());
+    }
+}
