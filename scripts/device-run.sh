@@ -4,26 +4,28 @@
 set -uo pipefail
 out=${OUT:-out/device}
 mkdir -p "$out"
-cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release -DCLF_BUILD_CLI=OFF >"$out/cmake.log" 2>&1 || { tail -30 "$out/cmake.log"; exit 1; }
-cmake --build build-dev -j"$(nproc)" >"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
+# At most 8 files come back from a device run: build.log, ctest.log, bench.txt (every table) and
+# the JSON files.
+cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release -DCLF_BUILD_CLI=OFF >"$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
+cmake --build build-dev -j"$(nproc)" >>"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
 export CLF_DEVICE=${CLF_DEVICE:-gpu}
 ./build-dev/bin/clfilter-bench --smoke | head -2
 (cd build-dev && ctest --output-on-failure) >"$out/ctest.log" 2>&1
 grep -E "tests passed|Failed|Passed" "$out/ctest.log" | tail -12
-./build-dev/bin/clfilter-bench --size 8192x8192 --reps 5 --json "$out/bench_8k.json" --trace "$out/trace_8k.json" | tee "$out/bench_8k.txt"
+./build-dev/bin/clfilter-bench --size 8192x8192 --reps 5 --json "$out/bench_8k.json" --trace "$out/trace_8k.json" | tee "$out/bench.txt"
 # CLF_QUICK=1: only the 8192x8192 f32 table above (and the sweep below, if asked for).
 if [ "${CLF_QUICK:-0}" != 1 ]; then
-for shape in "8192x8192 4 u8" "8192x8192 4 f32" "3840x2160 4 u8" "3840x2160 1 f32"; do
+for shape in "8192x8192 4 u8" "8192x8192 4 f32" "3840x2160 1 f32" "3840x2160 4 u8" "3840x2160 4 f32"; do
   set -- $shape
   ./build-dev/bin/clfilter-bench --size "$1" --channels "$2" --type "$3" --reps 5
-done | tee "$out/bench_more.txt"
-./build-dev/bin/clfilter-bench --size 8192x8192 --reps 3 --filter "gaussian:sigma=2 + sobel + box:radius=1" | tee "$out/chain_8k.txt"
-./build-dev/bin/clfilter-bench --scale --reps 5 | tee "$out/scale.txt"
-./build-dev/bin/clfilter-bench --scale --reps 5 --filter "gaussian:sigma=2 + sobel" | tee -a "$out/scale.txt"
+done | tee -a "$out/bench.txt"
+./build-dev/bin/clfilter-bench --size 8192x8192 --reps 3 --filter "gaussian:sigma=2 + sobel + box:radius=1" | tee -a "$out/bench.txt"
+./build-dev/bin/clfilter-bench --scale --reps 5 | tee -a "$out/bench.txt"
+./build-dev/bin/clfilter-bench --scale --reps 5 --filter "gaussian:sigma=2 + sobel" | tee -a "$out/bench.txt"
 # cupyx.scipy.ndimage and torch on the same workloads (both installed on the GPU machine).
-python3 bench/gpu_reference.py --size 8192x8192 --json "$out/gpu_reference_8k.json" | tee "$out/gpu_reference_8k.txt"
+python3 bench/gpu_reference.py --size 8192x8192 --json "$out/gpu_reference_8k.json" | tee -a "$out/bench.txt"
 # The same streamed run from ordinary (pageable) host images, for comparison with pinned ones.
-./build-dev/bin/clfilter-bench --size 8192x8192 --reps 5 --filter sobel:mode=x --pageable | tee "$out/pageable_8k.txt"
+./build-dev/bin/clfilter-bench --size 8192x8192 --reps 5 --filter sobel:mode=x --pageable | tee -a "$out/bench.txt"
 fi
 # Strip height and slot sweep for the streamed run (the default strip choice is the first row).
 if [ "${CLF_STRIP_SWEEP:-0}" = 1 ]; then
@@ -39,5 +41,5 @@ if [ "${CLF_STRIP_SWEEP:-0}" = 1 ]; then
           --filter sobel:mode=x --strip-rows "$rows" --slots "$slots" | grep -E "^sobel.*direct" | cut -c40-
       done
     done
-  done | tee "$out/strip_sweep.txt"
+  done | tee -a "$out/bench.txt"
 fi
