@@ -305,7 +305,9 @@ Range Run::fresh_rows(int index) const {
   const Range up_rows = layout_.rows(0, layout_.strip(index));
   if (layout_.zero_copy || slots_ < 2 || index == 0) return up_rows;
   const Range prev = layout_.rows(0, layout_.strip(index - 1));
-  return {std::min(up_rows.end, std::max(up_rows.begin, prev.end)), up_rows.end};
+  const Range fresh{std::min(up_rows.end, std::max(up_rows.begin, prev.end)), up_rows.end};
+  const uint64_t shared_bytes = uint64_t(fresh.begin - up_rows.begin) * in_.row_bytes();
+  return shared_bytes > 0 && shared_bytes >= options_.device_halo_copy_bytes ? fresh : up_rows;
 }
 
 void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
@@ -317,9 +319,8 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
   const std::string tag = "strip " + std::to_string(index) + " ";
 
   // Rows shared with the previous strip (its lower halo and this one's upper halo) are already on
-  // the device: copy them from that strip's upload buffer instead of sending them over the bus again
-  // (a Gaussian of radius 12 on 32-row strips would upload 75% more). Its slot's next writer comes
-  // later on the same in-order queue; one slot has no previous buffer to copy from.
+  // the device when there are enough of them to matter (fresh_rows): they are copied from that
+  // strip's upload buffer on the compute queue, off the upload queue that bounds the run.
   const Range fresh = fresh_rows(index);
   const size_t fresh_offset = row_bytes * size_t(fresh.begin - up_rows.begin);
 
@@ -336,30 +337,35 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     }
   }
 
-  cl::Event uploaded;
+  std::vector<cl::Event> ready;  // what the strip's first kernel waits for
+  if (slot.downloaded()) ready.push_back(slot.downloaded);  // its download buffer is free
   if (index == 0) first_enqueue_ = Clock::now();
-  if (!L.zero_copy) {
-    // The slot's upload buffer is free once the last strip in it has been computed.
+  if (!L.zero_copy && fresh.size() > 0) {
+    // The slot's upload buffer is free once its last strip, and the strip after it, have read it.
     std::vector<cl::Event> free_up;
-    if (slot.computed()) free_up.push_back(slot.computed);
-    auto* wait = free_up.empty() ? nullptr : &free_up;
-    if (fresh.begin > up_rows.begin) {
-      const Range prev = L.rows(0, L.strip(index - 1));
-      const Slot& prev_slot = ring_[size_t((index - 1) % slots_)];
-      cl_check(queues_[0].enqueueCopyBuffer(prev_slot.up.get(), slot.up.get(),
-                                            row_bytes * size_t(up_rows.begin - prev.begin), 0,
-                                            fresh_offset, wait, &uploaded),
-               "clEnqueueCopyBuffer", tag + "halo rows from the previous strip");
-      if (profile) recorded_.push_back({uploaded, tag + "halo copy", 0});
-      wait = nullptr;  // the queue is in order
-    }
-    if (fresh.size() > 0) {
-      cl_check(queues_[0].enqueueWriteBuffer(slot.up.get(), CL_FALSE, fresh_offset, row_bytes * fresh.size(),
-                                             upload_from, wait, &uploaded),
-               "clEnqueueWriteBuffer", tag + "upload");
-      if (profile) recorded_.push_back({uploaded, tag + "upload", 0});
-    }
+    if (slot.up_free()) free_up.push_back(slot.up_free);
+    cl::Event uploaded;
+    cl_check(queues_[0].enqueueWriteBuffer(slot.up.get(), CL_FALSE, fresh_offset, row_bytes * fresh.size(),
+                                           upload_from, free_up.empty() ? nullptr : &free_up, &uploaded),
+             "clEnqueueWriteBuffer", tag + "upload");
+    if (profile) recorded_.push_back({uploaded, tag + "upload", 0});
     if (index == 0) first_event_ = uploaded;  // device time -> host time (collect)
+    ready.push_back(uploaded);
+  }
+  if (fresh.begin > up_rows.begin) {
+    // In order on the compute queue: after the previous strip's kernels (so after its upload) and
+    // after the last strip of this slot has been computed; the previous slot's next upload waits
+    // for this copy (up_free).
+    const Range prev = L.rows(0, L.strip(index - 1));
+    Slot& prev_slot = ring_[size_t((index - 1) % slots_)];
+    cl::Event copied;
+    cl_check(queues_[1].enqueueCopyBuffer(prev_slot.up.get(), slot.up.get(),
+                                          row_bytes * size_t(up_rows.begin - prev.begin), 0, fresh_offset,
+                                          ready.empty() ? nullptr : &ready, &copied),
+             "clEnqueueCopyBuffer", tag + "halo rows from the previous strip");
+    if (profile) recorded_.push_back({copied, tag + "halo copy", 1});
+    prev_slot.up_free = copied;
+    ready.clear();  // the queue is in order
   }
 
   // Compute: one Stage object carries the queue and the profiling sinks for every launch.
@@ -410,15 +416,13 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     kernel.setArg(3, up_rows.size());
     kernel.setArg(4, L.channels);
     dst.set_args(kernel, 5);
-    // ... and its download buffer once that strip has been downloaded (the compute queue is in
-    // order: waiting here orders every kernel of this strip after it).
-    std::vector<cl::Event> wait{uploaded};
-    if (slot.downloaded()) wait.push_back(slot.downloaded);
+    // The compute queue is in order: waiting here orders every kernel of this strip after it.
+    std::vector<cl::Event>& wait = ready;
     cl::Event event;
     const int items = (L.width + pack_vector_ - 1) / pack_vector_;
     cl_check(queues_[1].enqueueNDRangeKernel(kernel, cl::NullRange,
                                              cl::NDRange(round_up(items, 64), up_rows.size()),
-                                             cl::NDRange(64, 1), L.zero_copy ? nullptr : &wait,
+                                             cl::NDRange(64, 1), wait.empty() ? nullptr : &wait,
                                              profile ? &event : nullptr),
              "clEnqueueNDRangeKernel", "clf_unpack");
     if (index == 0 && L.zero_copy) first_event_ = event;
@@ -502,7 +506,7 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     kernel_events.push_back(marker);
   }
   std::vector<cl::Event> computed{kernel_events.back()};
-  slot.computed = kernel_events.back();
+  slot.up_free = kernel_events.back();  // the next strip's halo copy, if any, moves it later
   if (profile)
     for (size_t e = 0; e < kernel_events.size(); ++e)
       recorded_.push_back({kernel_events[e], tag + kernel_names[e], 1});
@@ -569,7 +573,7 @@ void Run::worker_loop() {
 void Run::execute(RunStats& stats) {
   make_queues();
   make_slots();
-  for (Slot& slot : ring_) slot.computed = slot.downloaded = cl::Event();
+  for (Slot& slot : ring_) slot.up_free = slot.downloaded = cl::Event();
   // With host copies (pageable images, zero-copy maps) a slot is free for the host once the strip
   // that used it last has landed, and a worker thread lands strips while this one enqueues. Without
   // them the device orders slot reuse by events (enqueue_strip) and this thread alone enqueues up

@@ -15,9 +15,10 @@ struct Slot {
   DeviceBuffer up, down, work[2];
   std::vector<DeviceBuffer> temps;
   Device::Pinned staging_in, staging_out;  // host side of the transfers, unless images are pinned
-  // The last strip that used the slot in this run: its compute (done reading `up`) and its
-  // download (done reading `down`). The next strip in the slot waits for them on the device.
-  cl::Event computed, downloaded;
+  // The last strip that used the slot in this run: when its upload buffer has been read (by its
+  // kernels and by the next strip's halo copy) and when its download buffer has been read (its
+  // download). The next strip in the slot waits for them on the device.
+  cl::Event up_free, downloaded;
 };
 
 // Queues, conversion kernels and the slot ring, kept by a Pipeline between runs: a run of the same
