@@ -375,8 +375,8 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
   stage.device_ = &device_;
   stage.queue_ = &queues_[1];
   stage.channels_ = L.channels;
-  // Profiling keeps every launch's event; otherwise one marker after the strip's kernels orders
-  // the download (an event per launch is host work per command for the driver).
+  // Profiling keeps every launch's event; otherwise only the strip's last kernel's (the pack, else a
+  // marker) orders the download: an event per launch is host work per command for the driver.
   stage.events_ = profile ? &kernel_events : nullptr;
   stage.event_names_ = profile ? &kernel_names : nullptr;
   auto layout_plane = [&](int k, const DeviceBuffer& buffer, const Range& own_rows) {
@@ -497,9 +497,17 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     pack_.setArg(7, strip.size());
     pack_.setArg(8, L.channels);
     const int items = (L.width + pack_vector_ - 1) / pack_vector_;
-    stage.launch(pack_, cl::NDRange(round_up(items, 64), strip.size()), cl::NDRange(64, 1), "clf_pack");
+    if (profile) {
+      stage.launch(pack_, cl::NDRange(round_up(items, 64), strip.size()), cl::NDRange(64, 1), "clf_pack");
+    } else {  // the strip's last kernel: its event orders the download
+      cl::Event packed;
+      cl_check(queues_[1].enqueueNDRangeKernel(pack_, cl::NullRange, cl::NDRange(round_up(items, 64), strip.size()),
+                                               cl::NDRange(64, 1), nullptr, &packed),
+               "clEnqueueNDRangeKernel", "clf_pack");
+      kernel_events.push_back(packed);
+    }
   }
-  if (!profile) {
+  if (kernel_events.empty()) {  // unprofiled, the last kernel a filter's own: a marker after it
     cl::Event marker;
     cl_check(queues_[1].enqueueMarkerWithWaitList(nullptr, &marker), "clEnqueueMarkerWithWaitList",
              tag + "computed");
