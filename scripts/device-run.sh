@@ -29,8 +29,8 @@ python3 bench/gpu_reference.py --size 8192x8192 --json "$out/gpu_reference_8k.js
 fi
 # Strip height and slot sweep for the streamed run (the default strip choice is the first row).
 if [ "${CLF_STRIP_SWEEP:-0}" = 1 ]; then
-  for shape in "1024x1024 1 f32 1024 512 256 128" "3840x2160 4 u8 540 270 135 68" \
-               "8192x8192 1 f32 512 256 128"; do
+  for shape in "3840x2160 1 f32 540 270 135 68" "3840x2160 4 u8 540 270 135 68" \
+               "3840x2160 4 f32 135 68 34" "8192x8192 1 f32 512 128 64"; do
     set -- $shape
     size=$1 channels=$2 type=$3
     shift 3
