@@ -21,13 +21,15 @@ typedef float pixel_t;
 #define STORE(p, i, v) ((p)[i] = (v))
 #endif
 
-// Interleaved rows (width x rows x channels) -> channel planes.
+// Interleaved rows (width x rows x channels) -> channel planes. The first shared_rows rows come
+// from `shared` instead (the previous strip's upload buffer, where they already are).
 __kernel void clf_unpack(__global const pixel_t* src, ulong src_offset, int width, int rows,
                          int channels, __global float* dst, int dst_origin, int dst_pitch,
-                         int dst_plane) {
+                         int dst_plane, __global const pixel_t* shared, ulong shared_offset,
+                         int shared_rows) {
   const int x = get_global_id(0), y = get_global_id(1);
   if (x >= width || y >= rows) return;
-  src += src_offset;
+  src = y < shared_rows ? shared + shared_offset : src + src_offset;
   const int in = (y * width + x) * channels;
   const int out = dst_origin + y * dst_pitch + x;
   for (int c = 0; c < channels; ++c) dst[out + c * dst_plane] = LOAD(src, in + c);
@@ -65,10 +67,12 @@ typedef CLF_PCAT(float, VW) clf_pfloatv;
 // Single-channel rows, VW pixels per work-item; the row's partial tail one pixel at a time.
 __kernel void clf_unpack1(__global const pixel_t* src, ulong src_offset, int width, int rows,
                           int channels, __global float* dst, int dst_origin, int dst_pitch,
-                          int dst_plane) {
+                          int dst_plane, __global const pixel_t* shared, ulong shared_offset,
+                          int shared_rows) {
   const int x0 = get_global_id(0) * VW, y = get_global_id(1);
   if (x0 >= width || y >= rows) return;
-  const __global pixel_t* s = src + src_offset + (size_t)y * width + x0;
+  const __global pixel_t* s = (y < shared_rows ? shared + shared_offset : src + src_offset) +
+                              (size_t)y * width + x0;
   __global float* d = dst + dst_origin + y * dst_pitch + x0;
   if (x0 + VW <= width)
     CLF_PCAT(vstore, VW)(VLOAD(0, s), 0, d);

@@ -190,7 +190,8 @@ class Run {
   void make_queues();
   void make_slots();
   void enqueue_strip(int index, Slot& slot, cl::Event& downloaded);
-  Range fresh_rows(int index) const;  // rows strip `index` uploads from the host
+  void plan_uploads();        // fills fresh_
+  std::vector<Range> fresh_;  // per strip: the rows it uploads from the host (the rest are shared)
   void worker_loop();
   void finish_stats(RunStats& stats, Clock::time_point t0);
   void collect(RunStats& stats, Clock::time_point t0);
@@ -301,13 +302,23 @@ void Run::make_slots() {
   res_.ring_key = key;
 }
 
-Range Run::fresh_rows(int index) const {
-  const Range up_rows = layout_.rows(0, layout_.strip(index));
-  if (layout_.zero_copy || slots_ < 2 || index == 0) return up_rows;
-  const Range prev = layout_.rows(0, layout_.strip(index - 1));
-  const Range fresh{std::min(up_rows.end, std::max(up_rows.begin, prev.end)), up_rows.end};
-  const uint64_t shared_bytes = uint64_t(fresh.begin - up_rows.begin) * in_.row_bytes();
-  return shared_bytes > 0 && shared_bytes >= options_.device_halo_copy_bytes ? fresh : up_rows;
+void Run::plan_uploads() {
+  // Strip i may take its first rows from strip i-1's upload buffer only where strip i-1 uploaded
+  // them itself (a strip shorter than twice the halo got some of its own from strip i-2).
+  fresh_.clear();
+  for (int i = 0; i < layout_.strips; ++i) {
+    const Range up_rows = layout_.rows(0, layout_.strip(i));
+    Range fresh = up_rows;
+    if (i > 0 && !layout_.zero_copy && slots_ >= 2) {
+      const Range prev = layout_.rows(0, layout_.strip(i - 1));
+      const int begin = std::min(up_rows.end, std::max(up_rows.begin, prev.end));
+      const uint64_t shared_bytes = uint64_t(begin - up_rows.begin) * in_.row_bytes();
+      if (begin > up_rows.begin && up_rows.begin >= fresh_.back().begin &&
+          shared_bytes >= options_.device_halo_copy_bytes)
+        fresh.begin = begin;
+    }
+    fresh_.push_back(fresh);
+  }
 }
 
 void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
@@ -319,9 +330,9 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
   const std::string tag = "strip " + std::to_string(index) + " ";
 
   // Rows shared with the previous strip (its lower halo and this one's upper halo) are already on
-  // the device when there are enough of them to matter (fresh_rows): they are copied from that
-  // strip's upload buffer on the compute queue, off the upload queue that bounds the run.
-  const Range fresh = fresh_rows(index);
+  // the device when there are enough of them to matter (fresh_rows): the unpack kernel reads them
+  // from that strip's upload buffer, whose next upload then waits for this strip's kernels.
+  const Range fresh = fresh_[size_t(index)];
   const size_t fresh_offset = row_bytes * size_t(fresh.begin - up_rows.begin);
 
   // Host pack: the new rows, into pinned memory (a pinned image is DMA'd directly; in place, the
@@ -352,21 +363,8 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     if (index == 0) first_event_ = uploaded;  // device time -> host time (collect)
     ready.push_back(uploaded);
   }
-  if (fresh.begin > up_rows.begin) {
-    // In order on the compute queue: after the previous strip's kernels (so after its upload) and
-    // after the last strip of this slot has been computed; the previous slot's next upload waits
-    // for this copy (up_free).
-    const Range prev = L.rows(0, L.strip(index - 1));
-    Slot& prev_slot = ring_[size_t((index - 1) % slots_)];
-    cl::Event copied;
-    cl_check(queues_[1].enqueueCopyBuffer(prev_slot.up.get(), slot.up.get(),
-                                          row_bytes * size_t(up_rows.begin - prev.begin), 0, fresh_offset,
-                                          ready.empty() ? nullptr : &ready, &copied),
-             "clEnqueueCopyBuffer", tag + "halo rows from the previous strip");
-    if (profile) recorded_.push_back({copied, tag + "halo copy", 1});
-    prev_slot.up_free = copied;
-    ready.clear();  // the queue is in order
-  }
+  const int shared_rows = fresh.begin - up_rows.begin;
+  Slot& prev_slot = ring_[size_t((index + slots_ - 1) % slots_)];
 
   // Compute: one Stage object carries the queue and the profiling sinks for every launch.
   std::vector<cl::Event> kernel_events;
@@ -415,7 +413,17 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     kernel.setArg(2, L.width);
     kernel.setArg(3, up_rows.size());
     kernel.setArg(4, L.channels);
-    dst.set_args(kernel, 5);
+    const cl_uint next = dst.set_args(kernel, 5);
+    if (shared_rows > 0) {
+      const Range prev = L.rows(0, L.strip(index - 1));
+      kernel.setArg(next, prev_slot.up.get());
+      // In samples: row up_rows.begin of the previous strip's buffer, minus this strip's row 0.
+      kernel.setArg(next + 1, cl_ulong(size_t(up_rows.begin - prev.begin) * L.width * L.channels));
+    } else {
+      kernel.setArg(next, L.zero_copy ? in_place_in_ : slot.up.get());
+      kernel.setArg(next + 1, cl_ulong(0));
+    }
+    kernel.setArg(next + 2, shared_rows);
     // The compute queue is in order: waiting here orders every kernel of this strip after it.
     std::vector<cl::Event>& wait = ready;
     cl::Event event;
@@ -514,7 +522,8 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     kernel_events.push_back(marker);
   }
   std::vector<cl::Event> computed{kernel_events.back()};
-  slot.up_free = kernel_events.back();  // the next strip's halo copy, if any, moves it later
+  slot.up_free = kernel_events.back();
+  if (shared_rows > 0) prev_slot.up_free = kernel_events.back();  // read by this strip's unpack
   if (profile)
     for (size_t e = 0; e < kernel_events.size(); ++e)
       recorded_.push_back({kernel_events[e], tag + kernel_names[e], 1});
@@ -582,6 +591,7 @@ void Run::execute(RunStats& stats) {
   make_queues();
   make_slots();
   for (Slot& slot : ring_) slot.up_free = slot.downloaded = cl::Event();
+  plan_uploads();
   // With host copies (pageable images, zero-copy maps) a slot is free for the host once the strip
   // that used it last has landed, and a worker thread lands strips while this one enqueues. Without
   // them the device orders slot reuse by events (enqueue_strip) and this thread alone enqueues up
@@ -656,7 +666,7 @@ void Run::execute(RunStats& stats) {
 void Run::finish_stats(RunStats& stats, Clock::time_point t0) {
   stats.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   stats.bytes_uploaded = 0;
-  for (int i = 0; i < layout_.strips; ++i) stats.bytes_uploaded += in_.row_bytes() * fresh_rows(i).size();
+  for (int i = 0; i < layout_.strips; ++i) stats.bytes_uploaded += in_.row_bytes() * fresh_[size_t(i)].size();
   stats.bytes_downloaded = out_.byte_size();
   if (options_.profile) collect(stats, t0);
 }

@@ -26,9 +26,9 @@ struct RunOptions {
   // On CPU devices, kernels read the input and write the output image in place (buffers over the
   // host memory, CL_MEM_USE_HOST_PTR): no upload or download copies. Ignored on other devices.
   bool zero_copy = true;
-  // Halo rows two neighbouring strips share are copied on the device from the previous strip's
-  // buffer, instead of crossing the bus again, when they are at least this many bytes (a copy
-  // command costs about as much as sending 256 KiB over PCIe 5). Needs slots >= 2.
+  // Halo rows two neighbouring strips share are read on the device from the previous strip's
+  // upload buffer, instead of crossing the bus again, when they are at least this many bytes
+  // (below that, resending them costs less than the ordering it adds). Needs slots >= 2.
   uint64_t device_halo_copy_bytes = 256 << 10;
   std::function<void(int done, int total)> progress;  // called after each strip lands
   const std::atomic<bool>* cancel = nullptr;           // set -> stop at the next strip, Error(cancelled)
