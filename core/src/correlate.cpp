@@ -87,6 +87,7 @@ Tiling choose_tiling(const Device& device, int rx, int ry) {
     if (window_bytes() > room) {
       t.variant = Variant::direct;
       t.vector_width = 4;
+      t.tile_height = ry >= 4 ? std::max(8, tuning.tile_height) : tuning.tile_height;
     }
   }
   return t;

@@ -743,10 +743,11 @@ RunStats stream(Device& device, const std::vector<Filter*>& chain, const Image& 
     };
     int slots = options.slots;
     // Strip height: the user's, else strips of a few MiB of pixels as transferred (device memory
-    // stays flat as images grow), capped by the budget. A strip costs a fixed ~7 commands; the
-    // first upload and the last download overlap nothing. Measured, sobel host->host
-    // (docs/PERFORMANCE.md): on the H100 4 MiB strips, at least 2 (3840x2160 u8 RGBA: 8 strips
-    // 1.36x the bare transfer, 4 strips 1.54x, 16 strips 1.92x); on PoCL 8 MiB, at least 4.
+    // stays flat as images grow), capped by the budget. A strip costs ~6 commands of host time
+    // (2.4-5 us each on the H100), and the last strip's transfer and compute overlap nothing.
+    // Measured, sobel host->host (docs/PERFORMANCE.md): on the H100 4 MiB strips, at least 2
+    // (3840x2160 u8 RGBA: 4 strips 1.36x the bare transfer, 8 (4 MiB) 1.25x, 16 1.25x, 32 2.58x);
+    // on PoCL 8 MiB, at least 4 (4 MiB strips were no faster).
     int rows = requested_rows;
     if (rows == 0) {
       const uint64_t row_bytes = in.row_bytes();
