@@ -120,7 +120,7 @@ double overlapped_transfer_ms(clf::Device& device, size_t bytes, int reps) {
 
 // Fixed costs of the driver: the wall time per command of a stream of empty kernels and of 4 KiB
 // pinned writes on one in-order queue, and one empty kernel's enqueue-to-finish round trip. A strip
-// costs ~7 commands and two cross-queue hand-offs whatever its size: the floor under small images.
+// costs ~6 commands and two cross-queue hand-offs whatever its size: the floor under small images.
 struct CommandCosts {
   double kernel_us, write_us, round_trip_us;
 };
