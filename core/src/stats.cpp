@@ -39,11 +39,12 @@ std::string RunStats::summary() const {
   const double mb = 1024.0 * 1024.0;
   int n = std::snprintf(buf, sizeof buf,
                         "wall %.2f ms; %d strips of %d rows, %d slots, %d queue%s; %s %.1f MiB, "
-                        "%s %.1f MiB; device memory peak %.1f MiB of %.1f MiB budget",
+                        "%s %.1f MiB; device memory peak %.1f MiB of %.1f MiB budget; host issued "
+                        "the commands in %.2f ms",
                         wall_ms, strips, strip_rows, slots, queues, queues == 1 ? "" : "s",
                         zero_copy ? "read in place" : "uploaded", bytes_uploaded / mb,
                         zero_copy ? "written in place" : "downloaded", bytes_downloaded / mb,
-                        device_bytes_peak / mb, device_budget / mb);
+                        device_bytes_peak / mb, device_budget / mb, host_enqueue_ms);
   std::string text(buf, size_t(std::max(n, 0)));
   if (profiled) {
     std::snprintf(buf, sizeof buf,

@@ -192,6 +192,7 @@ class Run {
   void enqueue_strip(int index, Slot& slot, cl::Event& downloaded);
   void plan_uploads();        // fills fresh_
   std::vector<Range> fresh_;  // per strip: the rows it uploads from the host (the rest are shared)
+  double enqueue_us_ = 0;     // host time inside enqueue_strip
   void worker_loop();
   void finish_stats(RunStats& stats, Clock::time_point t0);
   void collect(RunStats& stats, Clock::time_point t0);
@@ -616,7 +617,9 @@ void Run::execute(RunStats& stats) {
         while (!pending.empty() && pending.front().index < i - slots_ - enqueue_ahead) land();
         Slot& slot = ring_[size_t(i % slots_)];
         cl::Event downloaded;
+        const auto issue = Clock::now();
         enqueue_strip(i, slot, downloaded);
+        enqueue_us_ += std::chrono::duration<double, std::micro>(Clock::now() - issue).count();
         pending.push_back({i, &slot, downloaded});
       }
       while (!pending.empty()) land();
@@ -641,7 +644,9 @@ void Run::execute(RunStats& stats) {
       }
       Slot& slot = ring_[size_t(i % slots_)];
       cl::Event downloaded;
+      const auto issue = Clock::now();
       enqueue_strip(i, slot, downloaded);
+      enqueue_us_ += std::chrono::duration<double, std::micro>(Clock::now() - issue).count();
       {
         std::lock_guard<std::mutex> lock(mutex_);
         landing_.push_back({i, &slot, downloaded});
@@ -665,6 +670,7 @@ void Run::execute(RunStats& stats) {
 
 void Run::finish_stats(RunStats& stats, Clock::time_point t0) {
   stats.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  stats.host_enqueue_ms = enqueue_us_ / 1000.0;
   stats.bytes_uploaded = 0;
   for (int i = 0; i < layout_.strips; ++i) stats.bytes_uploaded += in_.row_bytes() * fresh_[size_t(i)].size();
   stats.bytes_downloaded = out_.byte_size();

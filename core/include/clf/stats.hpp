@@ -16,6 +16,7 @@ struct TraceEvent {
 struct RunStats {
   double wall_ms = 0;
   double upload_busy_ms = 0, compute_busy_ms = 0, download_busy_ms = 0;  // 0 unless profiled
+  double host_enqueue_ms = 0;  // host time spent issuing the strips' commands (all strips)
   uint64_t bytes_uploaded = 0, bytes_downloaded = 0;
   int strips = 0, strip_rows = 0, slots = 0, queues = 0, retries = 0;
   uint64_t device_bytes_peak = 0, device_budget = 0;
