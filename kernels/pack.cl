@@ -22,14 +22,31 @@ typedef float pixel_t;
 #endif
 
 // Interleaved rows (width x rows x channels) -> channel planes. The first shared_rows rows come
-// from `shared` instead (the previous strip's upload buffer, where they already are).
+// from `shared` instead (the previous strip's upload buffer, where they already are). Work-items
+// past the row (global x = items + 2 hx) also fill the first stage's left and right halo columns
+// from the border rule (mode, value as in pad.cl), which saves a clf_pad_cols launch per strip.
+inline void clf_unpack_halo(const __global pixel_t* src, int width, int y, int channels,
+                            __global float* dst, int dst_origin, int dst_pitch, int dst_plane,
+                            int i, int hx, int mode, float value) {
+  if (i >= 2 * hx) return;
+  const int col = i < hx ? i - hx : width + i - hx;
+  const int from = clf_border_interpolate(col, width, mode);
+  for (int c = 0; c < channels; ++c)
+    dst[dst_origin + c * dst_plane + y * dst_pitch + col] =
+        mode == CLF_BORDER_CONSTANT ? value : LOAD(src, ((size_t)y * width + from) * channels + c);
+}
+
 __kernel void clf_unpack(__global const pixel_t* src, ulong src_offset, int width, int rows,
                          int channels, __global float* dst, int dst_origin, int dst_pitch,
                          int dst_plane, __global const pixel_t* shared, ulong shared_offset,
-                         int shared_rows) {
+                         int shared_rows, int hx, int mode, float value) {
   const int x = get_global_id(0), y = get_global_id(1);
-  if (x >= width || y >= rows) return;
+  if (y >= rows) return;
   src = y < shared_rows ? shared + shared_offset : src + src_offset;
+  if (x >= width) {
+    clf_unpack_halo(src, width, y, channels, dst, dst_origin, dst_pitch, dst_plane, x - width, hx, mode, value);
+    return;
+  }
   const int in = (y * width + x) * channels;
   const int out = dst_origin + y * dst_pitch + x;
   for (int c = 0; c < channels; ++c) dst[out + c * dst_plane] = LOAD(src, in + c);
@@ -68,11 +85,15 @@ typedef CLF_PCAT(float, VW) clf_pfloatv;
 __kernel void clf_unpack1(__global const pixel_t* src, ulong src_offset, int width, int rows,
                           int channels, __global float* dst, int dst_origin, int dst_pitch,
                           int dst_plane, __global const pixel_t* shared, ulong shared_offset,
-                          int shared_rows) {
-  const int x0 = get_global_id(0) * VW, y = get_global_id(1);
-  if (x0 >= width || y >= rows) return;
-  const __global pixel_t* s = (y < shared_rows ? shared + shared_offset : src + src_offset) +
-                              (size_t)y * width + x0;
+                          int shared_rows, int hx, int mode, float value) {
+  const int item = get_global_id(0), items = (width + VW - 1) / VW, x0 = item * VW, y = get_global_id(1);
+  if (y >= rows) return;
+  const __global pixel_t* row_src = y < shared_rows ? shared + shared_offset : src + src_offset;
+  if (item >= items) {
+    clf_unpack_halo(row_src, width, y, 1, dst, dst_origin, dst_pitch, dst_plane, item - items, hx, mode, value);
+    return;
+  }
+  const __global pixel_t* s = row_src + (size_t)y * width + x0;
   __global float* d = dst + dst_origin + y * dst_pitch + x0;
   if (x0 + VW <= width)
     CLF_PCAT(vstore, VW)(VLOAD(0, s), 0, d);

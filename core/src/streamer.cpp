@@ -425,10 +425,16 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
       kernel.setArg(next + 1, cl_ulong(0));
     }
     kernel.setArg(next + 2, shared_rows);
+    // The first stage's left and right halo columns, filled by the same launch (no clf_pad_cols).
+    const int hx = L.n > 0 ? L.hx[0] : 0;
+    const Border border = L.n > 0 ? chain_[0]->border() : Border{};
+    kernel.setArg(next + 3, hx);
+    kernel.setArg(next + 4, int(border.mode));
+    kernel.setArg(next + 5, border.value);
     // The compute queue is in order: waiting here orders every kernel of this strip after it.
     std::vector<cl::Event>& wait = ready;
     cl::Event event;
-    const int items = (L.width + pack_vector_ - 1) / pack_vector_;
+    const int items = (L.width + pack_vector_ - 1) / pack_vector_ + 2 * hx;
     cl_check(queues_[1].enqueueNDRangeKernel(kernel, cl::NullRange,
                                              cl::NDRange(round_up(items, 64), up_rows.size()),
                                              cl::NDRange(64, 1), wait.empty() ? nullptr : &wait,
@@ -466,7 +472,7 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     }
     const int inside_begin = std::max(-hy, -own.begin);
     const int inside_end = std::min(own.size() + hy, L.height - own.begin);
-    if (hx > 0 && inside_end > inside_begin) {
+    if (hx > 0 && inside_end > inside_begin && k > 1) {  // stage 1's: the unpack filled them
       input.set_args(pad_cols_, 0);
       pad_cols_.setArg(4, L.width);
       pad_cols_.setArg(5, hx);
