@@ -24,6 +24,7 @@ done | tee -a "$out/bench.txt"
 ./build-dev/bin/clfilter-bench --scale --reps 5 --filter "gaussian:sigma=2 + sobel" | tee -a "$out/bench.txt"
 # cupyx.scipy.ndimage and torch on the same workloads (both installed on the GPU machine).
 python3 bench/gpu_reference.py --size 8192x8192 --json "$out/gpu_reference_8k.json" | tee -a "$out/bench.txt"
+python3 bench/gpu_reference.py --size 3840x2160 | tee -a "$out/bench.txt"
 # The same streamed run from ordinary (pageable) host images, for comparison with pinned ones.
 ./build-dev/bin/clfilter-bench --size 8192x8192 --reps 5 --filter sobel:mode=x --pageable | tee -a "$out/bench.txt"
 fi
