@@ -106,7 +106,7 @@ Tuning default_tuning(const DeviceInfo& info) {
     // 4 x 4 outputs per work-item from aligned float4 reads (the blocked direct kernels); the
     // tiled variant (--variant tiled) uses 248x4 tiles of 64 work-items, whose 62 + 2 float4s per
     // staged row are one copy trip per work-item. Measured on an H100, 8192^2 f32, device-resident
-    // (docs/PERFORMANCE.md): Sobel 3x3 365 GPix/s direct vs 318 tiled, 5x5 355 vs 311, copy kernel
+    // (docs/PERFORMANCE.md): Sobel 3x3 361 GPix/s direct vs 318 tiled, 5x5 356 vs 311, copy kernel
     // 369. NVIDIA runs async_work_group_copy as a blocking loop plus a barrier per call (its PTX), so
     // a tile pays one global-memory latency per staged row that direct reads overlap.
     tuning.variant = Variant::direct;
