@@ -49,7 +49,7 @@ std::string Tiling::describe() const {
 
 void Tiling::check_input(const Plane& input, int rx, const std::string& name) const {
   if (variant != Variant::tiled && !blocked()) return;
-  const int margin = round_up(rx, 4);
+  const int margin = plane_margin(rx);
   if (input.origin % 4 != 0 || input.pitch % 4 != 0 || input.plane_stride % 4 != 0 ||
       input.origin % input.pitch < margin)
     throw std::logic_error(name + ": input plane not float4-aligned with a " + std::to_string(margin) +
@@ -79,7 +79,7 @@ Tiling choose_tiling(const Device& device, int rx, int ry) {
     // window that never fits takes the blocked direct path, which needs no local memory.
     t.tile_width = std::max(4, t.tile_width);
     auto window_bytes = [&] {
-      return uint64_t(t.tile_height + 2 * ry) * uint64_t(t.tile_width + 2 * round_up(rx, 4)) * sizeof(float);
+      return uint64_t(t.tile_height + 2 * ry) * uint64_t(t.tile_width + 2 * plane_margin(rx)) * sizeof(float);
     };
     const uint64_t room = info.local_mem_bytes > 1024 ? info.local_mem_bytes - 1024 : 0;
     while (window_bytes() > room && t.tile_height > 1) t.tile_height /= 2;

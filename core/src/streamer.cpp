@@ -32,9 +32,6 @@ constexpr int pitch_align = 32;  // floats: rows start on 128-byte boundaries
 constexpr uint64_t max_buffer_floats = (uint64_t(1) << 31) - 1;  // kernels index with int
 
 int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
-// Columns left and right of a stage input's rows: the halo rounded up to whole float4s, so that the
-// blocked and tiled kernels read aligned float4s (kernels/stage.clh).
-int margin(int halo_x) { return round_up(halo_x, 4); }
 // Strips the host may enqueue beyond the slot ring when the device orders slot reuse itself.
 constexpr int enqueue_ahead = 8;
 
@@ -97,7 +94,7 @@ struct Layout {
     temp_pitch = round_up(width, pitch_align);
     for (int k = 1; k <= n + 1; ++k) {
       const int halo_x = k <= n ? hx[size_t(k) - 1] : 0, halo_y = k <= n ? hy[size_t(k) - 1] : 0;
-      pitch.push_back(round_up(round_up(width, 4) + 2 * margin(halo_x), pitch_align));
+      pitch.push_back(round_up(round_up(width, 4) + 2 * plane_margin(halo_x), pitch_align));
       capacity_rows.push_back(max_rows(std::min(k, n)) + 2 * halo_y);
       work_floats = std::max(work_floats, size_t(channels) * pitch.back() * capacity_rows.back());
       if (k <= n && temps[size_t(k) - 1] > 0) {
@@ -226,6 +223,8 @@ class Run {
     Slot* slot;
     cl::Event downloaded;
   };
+  // Checks for cancellation, then enqueues strip `index` in its slot, timing the host's part.
+  Landing issue_strip(int index);
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<Landing> landing_;
@@ -396,7 +395,7 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     p.pitch = L.pitch[size_t(k) - 1];
     p.plane_stride = int(L.plane_stride(k));
     const int halo_x = k <= L.n ? L.hx[size_t(k) - 1] : 0, halo_y = k <= L.n ? L.hy[size_t(k) - 1] : 0;
-    p.origin = halo_y * p.pitch + margin(halo_x);
+    p.origin = halo_y * p.pitch + plane_margin(halo_x);
     p.width = L.width;
     p.rows = own_rows.size();
     return p;
@@ -512,15 +511,12 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     pack_.setArg(7, strip.size());
     pack_.setArg(8, L.channels);
     const int items = (L.width + pack_vector_ - 1) / pack_vector_;
-    if (profile) {
-      stage.launch(pack_, cl::NDRange(round_up(items, 64), strip.size()), cl::NDRange(64, 1), "clf_pack");
-    } else {  // the strip's last kernel: its event orders the download
-      cl::Event packed;
-      cl_check(queues_[1].enqueueNDRangeKernel(pack_, cl::NullRange, cl::NDRange(round_up(items, 64), strip.size()),
-                                               cl::NDRange(64, 1), nullptr, &packed),
-               "clEnqueueNDRangeKernel", "clf_pack");
-      kernel_events.push_back(packed);
-    }
+    cl::Event packed;  // the strip's last kernel: its event orders the download
+    cl_check(queues_[1].enqueueNDRangeKernel(pack_, cl::NullRange, cl::NDRange(round_up(items, 64), strip.size()),
+                                             cl::NDRange(64, 1), nullptr, &packed),
+             "clEnqueueNDRangeKernel", "clf_pack");
+    kernel_events.push_back(packed);
+    if (profile) kernel_names.push_back("clf_pack");
   }
   if (kernel_events.empty()) {  // unprofiled, the last kernel a filter's own: a marker after it
     cl::Event marker;
@@ -594,6 +590,17 @@ void Run::worker_loop() {
   }
 }
 
+Run::Landing Run::issue_strip(int index) {
+  if (options_.cancel && options_.cancel->load())
+    throw Error(ErrorKind::cancelled, "interrupted after " + std::to_string(index) + " of " +
+                                          std::to_string(layout_.strips) + " strips");
+  Landing job{index, &ring_[size_t(index % slots_)], cl::Event()};
+  const auto start = Clock::now();
+  enqueue_strip(index, *job.slot, job.downloaded);
+  enqueue_us_ += std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+  return job;
+}
+
 void Run::execute(RunStats& stats) {
   make_queues();
   make_slots();
@@ -617,16 +624,8 @@ void Run::execute(RunStats& stats) {
     };
     try {
       for (int i = 0; i < layout_.strips; ++i) {
-        if (options_.cancel && options_.cancel->load())
-          throw Error(ErrorKind::cancelled, "interrupted after " + std::to_string(i) + " of " +
-                                                std::to_string(layout_.strips) + " strips");
         while (!pending.empty() && pending.front().index < i - slots_ - enqueue_ahead) land();
-        Slot& slot = ring_[size_t(i % slots_)];
-        cl::Event downloaded;
-        const auto issue = Clock::now();
-        enqueue_strip(i, slot, downloaded);
-        enqueue_us_ += std::chrono::duration<double, std::micro>(Clock::now() - issue).count();
-        pending.push_back({i, &slot, downloaded});
+        pending.push_back(issue_strip(i));
       }
       while (!pending.empty()) land();
     } catch (...) {
@@ -640,22 +639,15 @@ void Run::execute(RunStats& stats) {
   std::thread worker([this] { worker_loop(); });
   try {
     for (int i = 0; i < layout_.strips; ++i) {
-      if (options_.cancel && options_.cancel->load())
-        throw Error(ErrorKind::cancelled, "interrupted after " + std::to_string(i) + " of " +
-                                              std::to_string(layout_.strips) + " strips");
       {
         std::unique_lock<std::mutex> lock(mutex_);
         cv_.wait(lock, [&] { return landed_ >= i - slots_ + 1 || worker_error_; });
         if (worker_error_) break;
       }
-      Slot& slot = ring_[size_t(i % slots_)];
-      cl::Event downloaded;
-      const auto issue = Clock::now();
-      enqueue_strip(i, slot, downloaded);
-      enqueue_us_ += std::chrono::duration<double, std::micro>(Clock::now() - issue).count();
+      Landing job = issue_strip(i);
       {
         std::lock_guard<std::mutex> lock(mutex_);
-        landing_.push_back({i, &slot, downloaded});
+        landing_.push_back(job);
       }
       cv_.notify_all();
     }

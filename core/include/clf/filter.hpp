@@ -101,6 +101,10 @@ struct Plane {
 };
 // The same plane seen from another first row, with `rows` rows.
 Plane plane_rows(const Plane& plane, int first_row, int rows);
+// Columns a stage input keeps left and right of its rows for a halo of halo_x: the halo rounded up
+// to whole float4s, so that windows starting that far left are 16-byte aligned (CLF_HALO4 in
+// kernels/stage.clh). The streamer lays planes out so; Tiling::check_input relies on it.
+inline int plane_margin(int halo_x) { return (halo_x + 3) / 4 * 4; }
 
 class Stage {
  public:
