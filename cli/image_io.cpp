@@ -4,9 +4,13 @@
 #include <unistd.h>
 
 #include <OpenImageIO/imagebuf.h>
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
+#include <vector>
 
 #include "clf/error.hpp"
+#include "jpeg_guard.hpp"
 
 namespace fs = std::filesystem;
 
@@ -38,44 +42,69 @@ std::string clean(std::string message) {
 
 }  // namespace
 
-ImageFile read_image_file(const std::string& path, const ImageAllocator& allocate) {
+ImageFile read_image_file(const std::string& path, const ImageAllocator& allocate, uint64_t max_bytes) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(ErrorKind::io, "cannot read '" + path + "': no such file");
   if (fs::is_directory(path, ec)) throw Error(ErrorKind::io, "cannot read '" + path + "': it is a directory");
+  const std::string jpeg_problem = jpeg_metadata_problem(path);
+  if (!jpeg_problem.empty()) throw Error(ErrorKind::io, "cannot read '" + path + "': " + jpeg_problem);
   auto in = OIIO::ImageInput::open(path);
   if (!in)
     throw Error(ErrorKind::io, "cannot read '" + path + "': " + clean(OIIO::geterror()));
   ImageFile file;
   file.spec = in->spec();
   const auto& s = file.spec;
+  const std::string what = "cannot read '" + path + "'";
   if (s.depth > 1)
-    throw Error(ErrorKind::io, "cannot read '" + path + "': volume images (depth " +
-                                   std::to_string(s.depth) + ") are not supported");
+    throw Error(ErrorKind::io, what + ": volume images (depth " + std::to_string(s.depth) + ") are not supported");
   const PixelType type = pixel_type_of(s.format, !s.channelformats.empty());
-  // Refuse absurd headers before allocating anything: past the format limits, or past this
-  // machine's memory (input and output both live in memory).
+  // Refuse absurd headers before allocating anything: past the format limits, or past the caller's
+  // limit (default: half this machine's memory, as input and output both live in memory).
   uint64_t bytes = 0;
   try {
-    bytes = checked_image_bytes(s.width, s.height, s.nchannels, pixel_type_size(type), "cannot read '" + path + "'");
+    bytes = checked_image_bytes(s.width, s.height, s.nchannels, pixel_type_size(type), what);
   } catch (const Error& e) {
     throw Error(ErrorKind::io, e.what());
   }
   const uint64_t memory = uint64_t(::sysconf(_SC_PHYS_PAGES)) * uint64_t(::sysconf(_SC_PAGE_SIZE));
-  if (memory && 2 * bytes > memory)
-    throw Error(ErrorKind::io, "cannot read '" + path + "': a " + std::to_string(s.width) + "x" +
-                                   std::to_string(s.height) + "x" + std::to_string(s.nchannels) +
-                                   " image needs " + std::to_string(2 * bytes >> 20) +
-                                   " MiB for input and output, more than this machine's " +
-                                   std::to_string(memory >> 20) + " MiB; the image is too large");
-  file.image = allocate ? allocate(s.width, s.height, s.nchannels, type)
-                        : Image(s.width, s.height, s.nchannels, type);
-  const bool ok = in->read_image(0, 0, 0, s.nchannels, type_desc(type), file.image.data());
-  // Some readers report damage (a JPEG cut short: "Premature end of JPEG file") and still return
-  // true with the missing part filled in; a filtered copy of a damaged image is not what the user
-  // asked for, so any reported error refuses the file.
-  const std::string problem = in->geterror();
-  if (!ok || !problem.empty())
-    throw Error(ErrorKind::io, "cannot read '" + path + "': " + clean(problem));
+  const uint64_t limit = max_bytes ? max_bytes : memory / 2;
+  if (limit && bytes > limit)
+    throw Error(ErrorKind::io, what + ": a " + std::to_string(s.width) + "x" + std::to_string(s.height) + "x" +
+                                   std::to_string(s.nchannels) + " image needs " + std::to_string(bytes >> 20) +
+                                   " MiB, more than " +
+                                   (max_bytes ? "the limit of " + std::to_string(max_bytes >> 20) + " MiB"
+                                              : "half this machine's " + std::to_string(memory >> 20) + " MiB") +
+                                   "; the image is too large");
+
+  // Rows [begin, end) into `dst` (tiled files: `begin` on a tile boundary). Some readers report damage (a JPEG cut short: "Premature end of
+  // JPEG file") and still return true with the missing part filled in; a filtered copy of a damaged
+  // image is not what the user asked for, so any reported error refuses the file.
+  const size_t row_bytes = size_t(bytes / uint64_t(s.height));
+  auto read_rows = [&](int begin, int end, std::byte* dst) {
+    const bool ok = s.tile_width > 0
+                        ? in->read_tiles(0, 0, s.x, s.x + s.width, s.y + begin, s.y + end, s.z, s.z + 1, 0,
+                                         s.nchannels, type_desc(type), dst)
+                        : in->read_scanlines(0, 0, s.y + begin, s.y + end, s.z, 0, s.nchannels, type_desc(type), dst);
+    const std::string problem = in->geterror();
+    if (!ok || !problem.empty()) throw Error(ErrorKind::io, what + ": " + clean(problem));
+  };
+  // Decode the first rows (about 1 MiB, whole tiles) before committing memory to the whole image:
+  // a header that lies (57 bytes claiming 11 GB of pixels) must cost an error, not 11 GB of pinned
+  // or zero-filled memory.
+  const int tile_rows = s.tile_height > 0 ? s.tile_height : 1;
+  const int mib_rows = int(std::clamp<size_t>((size_t(1) << 20) / row_bytes, 1, size_t(s.height)));
+  const int head_rows = std::min(s.height, (mib_rows + tile_rows - 1) / tile_rows * tile_rows);
+  std::vector<std::byte> head(size_t(head_rows) * row_bytes);
+  read_rows(0, head_rows, head.data());
+  if (allocate) {
+    file.image = allocate(s.width, s.height, s.nchannels, type);
+  } else {
+    // Not zero-filled: every byte is decoded into below.
+    auto* storage = new std::byte[bytes];
+    file.image = Image(s.width, s.height, s.nchannels, type, storage, [storage] { delete[] storage; }, false);
+  }
+  std::memcpy(file.image.data(), head.data(), head.size());
+  if (head_rows < s.height) read_rows(head_rows, s.height, file.image.data() + head.size());
   in->close();
   return file;
 }

@@ -16,10 +16,12 @@ struct ImageFile {
 };
 
 // Reads the first subimage. u8/u16/half/float files keep their type; other types are read as f32.
-// Throws Error(io) naming the file; refuses absurd sizes before allocating. `allocate` makes the
-// pixel storage (e.g. Device::pinned_image, so the streamer can DMA from it); default: heap.
+// Throws Error(io) naming the file. Refuses images past `max_bytes` of pixels (0: half this
+// machine's memory) before allocating, and decodes the first rows before allocating the whole
+// image, so a lying header costs an error, not memory. `allocate` makes the pixel storage (e.g.
+// Device::pinned_image, so the streamer can DMA from it); default: heap.
 using ImageAllocator = std::function<Image(int width, int height, int channels, PixelType type)>;
-ImageFile read_image_file(const std::string& path, const ImageAllocator& allocate = {});
+ImageFile read_image_file(const std::string& path, const ImageAllocator& allocate = {}, uint64_t max_bytes = 0);
 
 // Throws Error(io) when `path` cannot be written: unknown format, missing or read-only directory.
 void check_writable(const std::string& path);

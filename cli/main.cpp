@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <new>
 #include <optional>
 #include <sstream>
 
@@ -315,6 +316,10 @@ int main(int argc, char** argv) {
     std::cerr << "clfilter: error: " << e.what() << "\n";
     if (e.kind() == clf::ErrorKind::cancelled) return 130;
     return e.kind() == clf::ErrorKind::usage ? 2 : 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "clfilter: error: out of host memory (the image and its filtered copy must both fit; "
+                 "free memory or use a smaller image)\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "clfilter: error: " << e.what() << "\n";
     return 1;

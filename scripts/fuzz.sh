@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
-# Bounded libFuzzer runs: the --filter / parameter / matrix parsers and image loading.
-# Usage: scripts/fuzz.sh [seconds per target, default 60]. Crashes land in build-fuzz/ as crash-*.
+# libFuzzer runs of the --filter / parameter / matrix parsers and of image loading.
+#   scripts/fuzz.sh                    what the test command and CI run: the checked-in corpus
+#                                      (tests/fuzz/corpus, regressions included), then a fixed
+#                                      seed and a fixed number of runs per target, so a result
+#                                      depends on the code, never on the machine's speed or luck
+#   scripts/fuzz.sh --explore SECONDS  a random seed for SECONDS per target, growing
+#                                      build-fuzz/corpus_* across runs: the search for new bugs
+# Findings land in build-fuzz/ as crash-*, leak-*, timeout-*, oom-*; a fixed one goes into
+# tests/fuzz/corpus/<target>/regress_<what> so every later run replays it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-seconds=${1:-60}
+explore=0 seconds=0
+if [ "${1:-}" = --explore ]; then
+  explore=1 seconds=${2:?usage: scripts/fuzz.sh [--explore SECONDS]}
+elif [ $# -gt 0 ]; then
+  echo "usage: scripts/fuzz.sh [--explore SECONDS]" >&2; exit 2
+fi
 "$root/scripts/setup.sh" --deps-only
 CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCLF_BUILD_FUZZERS=ON -DCLF_BUILD_TESTS=OFF -DCLF_BUILD_BENCH=OFF >/dev/null
@@ -13,12 +25,22 @@ rm -f crash-* leak-* timeout-* oom-*
 export LSAN_OPTIONS="suppressions=$root/tests/fuzz/lsan.supp:print_suppressions=0"
 # Full unwinding: OpenImageIO has no frame pointers, and suppressions match on frames.
 export ASAN_OPTIONS="fast_unwind_on_malloc=0"
+# Runs per target in the fixed mode: about a minute each on a 2-core machine.
+declare -A runs=([fuzz_filter_spec]=300000 [fuzz_image_read]=6000)
 for target in fuzz_filter_spec fuzz_image_read; do
   name=${target#fuzz_}
-  mkdir -p "corpus_$name"
-  echo "== $target for ${seconds}s"
-  "./bin/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
-    "corpus_$name" "$root/tests/fuzz/corpus/$name" 2>&1 | grep -E "Done|stat::number_of_executed_units|ERROR|SUMMARY|crash" || true
+  if [ "$explore" = 1 ]; then
+    mkdir -p "corpus_$name"
+    mode=(-max_total_time="$seconds" "corpus_$name")
+    echo "== $target for ${seconds}s, random seed"
+  else
+    # New units go to a fresh directory: what earlier runs found must not change this one.
+    rm -rf "fixed_$name" && mkdir "fixed_$name"
+    mode=(-seed=1 -runs="${runs[$target]}" "fixed_$name")
+    echo "== $target: checked-in corpus, then ${runs[$target]} runs from seed 1"
+  fi
+  "./bin/$target" "${mode[@]}" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
+    "$root/tests/fuzz/corpus/$name" 2>&1 | grep -E "Done|stat::number_of_executed_units|ERROR|SUMMARY|crash" || true
   if compgen -G "crash-*" >/dev/null || compgen -G "leak-*" >/dev/null ||
      compgen -G "timeout-*" >/dev/null || compgen -G "oom-*" >/dev/null; then
     echo "findings in $PWD:"; ls crash-* leak-* timeout-* oom-* 2>/dev/null; exit 1

@@ -70,6 +70,65 @@ TEST_CASE("a header claiming absurd dimensions is refused before allocating") {
   expect_refused("huge16.pgm", "too large");
 }
 
+TEST_CASE("JPEG metadata that OpenImageIO would read past its buffer is refused; sound metadata is read") {
+  const clf::Image img = test::random_image(32, 24, 3, clf::PixelType::u8, 4);
+  clf::write_image_file((dir() / "plain.jpg").string(), img, OIIO::ImageSpec(32, 24, 3, OIIO::TypeDesc::UINT8));
+  const std::string jpg = slurp(dir() / "plain.jpg");
+  // The JPEG with one more segment right after its start-of-image marker.
+  auto with_segment = [&](uint8_t marker, const std::string& payload) {
+    const size_t length = payload.size() + 2;
+    return jpg.substr(0, 2) + '\xFF' + char(marker) + char(length >> 8) + char(length & 255) + payload + jpg.substr(2);
+  };
+  // Photoshop resources: one IPTC block (type 0x0404) holding a caption record, of `claimed` bytes.
+  const std::string caption = std::string("\x1C\x02\x78\x00\x05", 5) + "hello";
+  auto photoshop = [&](size_t claimed) {
+    return std::string("Photoshop 3.0\0" "8BIM\x04\x04\0\0\0\0", 24) + char(claimed >> 8) + char(claimed & 255) +
+           caption;
+  };
+  write_bytes(dir() / "iptc_ok.jpg", with_segment(0xED, photoshop(caption.size())));
+  fs::remove(dir() / "out.png");
+  test::CliResult ok = clfilter("iptc_ok.jpg out.png -f sobel");
+  INFO("stderr: " << ok.err);
+  CHECK(ok.code == 0);
+  CHECK(fs::exists(dir() / "out.png"));
+
+  write_bytes(dir() / "iptc_lies.jpg", with_segment(0xED, photoshop(caption.size() + 90)));
+  expect_refused("iptc_lies.jpg", "damaged JPEG metadata at byte 2: an IPTC block that claims 100 bytes where its segment holds 10");
+  write_bytes(dir() / "icc_short.jpg", with_segment(0xE2, std::string("ICC_PROFILE\0\x01", 13)));
+  expect_refused("icc_short.jpg", "an ICC profile segment of 13 bytes");
+  write_bytes(dir() / "exif_cut.jpg", with_segment(0xE1, "Exi"));
+  expect_refused("exif_cut.jpg", "a 3-byte segment cut short inside its identifier 'Exif'");
+  write_bytes(dir() / "segment_cut.jpg", jpg.substr(0, 2) + "\xFF\xE1\x10\x00Exif");
+  expect_refused("segment_cut.jpg", "runs past the end of the file");
+}
+
+TEST_CASE("a header that lies about a size this machine could hold costs an error, not memory") {
+  // 8192 x 32768 RGB, read as f32: 3 GiB of pixels claimed by a 60-byte Radiance file whose data
+  // ends after one broken run. The first rows are decoded before the image is allocated, so the
+  // refusal fits under a 1.5 GiB address-space limit (reading straight into a 3 GiB buffer died
+  // with std::bad_alloc there, or zero-filled 3 GiB without the limit).
+  const uint64_t claimed = uint64_t(8192) * 32768 * 3 * 4;
+  const uint64_t memory = uint64_t(::sysconf(_SC_PHYS_PAGES)) * uint64_t(::sysconf(_SC_PAGE_SIZE));
+  if (memory / 2 < claimed) {
+    WARN("skipped: " << (memory >> 20) << " MiB of memory refuses a 3 GiB image from its header alone");
+    return;
+  }
+  write_bytes(dir() / "lie.hdr", std::string("#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 32768 +X 8192\n") +
+                                     std::string("\x02\x02\x20\x00", 4));
+#if defined(__SANITIZE_ADDRESS__)
+  const std::string limit;  // AddressSanitizer reserves terabytes of address space for its shadow
+#else
+  const std::string limit = "ulimit -v 1572864;";
+#endif
+  fs::remove(dir() / "out.exr");
+  test::CliResult r = clfilter("lie.hdr out.exr -f sobel", limit);
+  INFO("stderr: " << r.err);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Contains("clfilter: error: cannot read 'lie.hdr'") && Contains("scanline"));
+  CHECK_FALSE(fs::exists(dir() / "out.exr"));
+  CHECK(no_leftovers());
+}
+
 TEST_CASE("no OpenCL platform at all is a clear error with a hint") {
   const clf::Image img = test::random_image(8, 8, 1, clf::PixelType::u8, 2);
   clf::write_image_file((dir() / "small.png").string(), img, OIIO::ImageSpec(8, 8, 1, OIIO::TypeDesc::UINT8));
