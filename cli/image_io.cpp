@@ -76,9 +76,10 @@ ImageFile read_image_file(const std::string& path, const ImageAllocator& allocat
                                               : "half this machine's " + std::to_string(memory >> 20) + " MiB") +
                                    "; the image is too large");
 
-  // Rows [begin, end) into `dst` (tiled files: `begin` on a tile boundary). Some readers report damage (a JPEG cut short: "Premature end of
-  // JPEG file") and still return true with the missing part filled in; a filtered copy of a damaged
-  // image is not what the user asked for, so any reported error refuses the file.
+  // Rows [begin, end) into `dst` (tiled files: `begin` on a tile boundary). Some readers report
+  // damage (a JPEG cut short: "Premature end of JPEG file") and still return true with the missing
+  // part filled in; a filtered copy of a damaged image is not what the user asked for, so any
+  // reported error refuses the file.
   const size_t row_bytes = size_t(bytes / uint64_t(s.height));
   auto read_rows = [&](int begin, int end, std::byte* dst) {
     const bool ok = s.tile_width > 0
@@ -91,9 +92,9 @@ ImageFile read_image_file(const std::string& path, const ImageAllocator& allocat
   // Decode the first rows (about 1 MiB, whole tiles) before committing memory to the whole image:
   // a header that lies (57 bytes claiming 11 GB of pixels) must cost an error, not 11 GB of pinned
   // or zero-filled memory.
-  const int tile_rows = s.tile_height > 0 ? s.tile_height : 1;
-  const int mib_rows = int(std::clamp<size_t>((size_t(1) << 20) / row_bytes, 1, size_t(s.height)));
-  const int head_rows = std::min(s.height, (mib_rows + tile_rows - 1) / tile_rows * tile_rows);
+  const int64_t tile_rows = s.tile_height > 0 ? s.tile_height : 1;
+  const int64_t mib_rows = std::max<int64_t>(1, int64_t((size_t(1) << 20) / row_bytes));
+  const int head_rows = int(std::min<int64_t>(s.height, (mib_rows + tile_rows - 1) / tile_rows * tile_rows));
   std::vector<std::byte> head(size_t(head_rows) * row_bytes);
   read_rows(0, head_rows, head.data());
   if (allocate) {
