@@ -1,5 +1,6 @@
 // clfilter end to end: generated EXR and PNG files through the real binary, checked pixel by pixel
 // against the reference, and every error path (exit code, message, no output file left behind).
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -182,4 +183,28 @@ TEST_CASE("a broken plugin in --plugin-dir is a warning, not a failure") {
   INFO(r.err);
   CHECK(r.code == 0);
   CHECK_THAT(r.err, Contains("clfilter: warning: plugin ") && Contains("libabi_mismatch.so: ABI version"));
+}
+
+TEST_CASE("reading decodes the first rows apart and the rest into the image, exactly, for every layout") {
+  // 600 x 1100 f32 RGB: 7200-byte rows, so the first read covers 145 rows (whole tiles when tiled)
+  // and the second the other 955.
+  const clf::Image img = test::random_image(600, 1100, 3, clf::PixelType::f32, 9);
+  const clf::Image img8 = test::random_image(600, 1100, 3, clf::PixelType::u8, 9);
+  struct Layout {
+    const char* file;
+    const clf::Image* image;
+    int tile_w, tile_h;
+  };
+  for (const Layout& l : {Layout{"rows.exr", &img, 0, 0}, Layout{"tiles.exr", &img, 64, 48},
+                          Layout{"tiles.tif", &img8, 32, 16}, Layout{"rows.png", &img8, 0, 0}}) {
+    OIIO::ImageSpec spec(600, 1100, 3, OIIO::TypeDesc::UNKNOWN);
+    if (l.tile_w) spec.tile_width = l.tile_w, spec.tile_height = l.tile_h;
+    const fs::path path = scratch() / l.file;
+    clf::write_image_file(path.string(), *l.image, spec);
+    const clf::ImageFile back = clf::read_image_file(path.string());
+    INFO(l.file);
+    CHECK(back.spec.tile_width == l.tile_w);
+    REQUIRE(back.image.byte_size() == l.image->byte_size());
+    CHECK(std::memcmp(back.image.data(), l.image->data(), l.image->byte_size()) == 0);
+  }
 }
