@@ -41,24 +41,41 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void t1(
 #define NQ ((HX + RX + 7) / 4 - Q0)        // float4s per row a 4-output group reads
 #define OFF ((HX - RX) % 4)                // first needed float inside them
 
-inline void compute4(__local const float4* win, int lw4, int l, __constant float* w, float4* acc) {
+// EW-float elements for t5's async copies (EW = 4, 8, 16): its window starts EW-aligned.
+#ifndef EW
+#define EW 4
+#endif
+#define HXE (((RX + EW - 1) / EW) * EW)
+#define Q0E ((HXE - RX) / 4)
+#define NQE ((HXE + RX + 7) / 4 - Q0E)
+#define OFFE ((HXE - RX) % 4)
+#define NQ_MAX (NQ > NQE ? NQ : NQE)
+
+// One window row r, as floats f (from f[off] on: the first one the 4-output group needs), into
+// the TH accumulators it feeds.
+inline void accumulate_row(const float* f, int r, int off, __constant float* w, float4* acc) {
+#pragma unroll
+  for (int t = 0; t < TH; ++t) {
+    const int j = r - t;
+    if (j >= 0 && j < KH)
+#pragma unroll
+      for (int i = 0; i < KW; ++i)
+        acc[t] += w[j * KW + i] * (float4)(f[off + i], f[off + i + 1], f[off + i + 2], f[off + i + 3]);
+  }
+}
+
+inline void spread4(float4 q, float* f) { f[0] = q.x; f[1] = q.y; f[2] = q.z; f[3] = q.w; }
+
+// A 4-output group's TH rows from a local float4 window: nq float4s per row from q0 past its own.
+inline void compute4(__local const float4* win, int lw4, int l, int q0, int nq, int off, __constant float* w,
+                     float4* acc) {
   for (int t = 0; t < TH; ++t) acc[t] = 0.f;
 #pragma unroll
   for (int r = 0; r < LH; ++r) {
-    float f[4 * NQ];
+    float f[4 * NQ_MAX];
 #pragma unroll
-    for (int k = 0; k < NQ; ++k) {
-      const float4 q = win[r * lw4 + l + Q0 + k];
-      f[4 * k] = q.x; f[4 * k + 1] = q.y; f[4 * k + 2] = q.z; f[4 * k + 3] = q.w;
-    }
-#pragma unroll
-    for (int t = 0; t < TH; ++t) {
-      const int j = r - t;
-      if (j >= 0 && j < KH)
-#pragma unroll
-        for (int i = 0; i < KW; ++i)
-          acc[t] += w[j * KW + i] * (float4)(f[OFF + i], f[OFF + i + 1], f[OFF + i + 2], f[OFF + i + 3]);
-    }
+    for (int k = 0; k < nq; ++k) spread4(win[r * lw4 + l + q0 + k], f + 4 * k);
+    accumulate_row(f, r, off, w, acc);
   }
 }
 
@@ -91,7 +108,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void t2(
     const int x = tx0 + 4 * l;
     if (x >= width) return;
     float4 acc[TH];
-    compute4(win, LW4, l, w, acc);
+    compute4(win, LW4, l, Q0, NQ, OFF, w, acc);
     store4(dst, dorigin, dpitch, x, ty0, width, rows, acc);
   }
 }
@@ -123,7 +140,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void t3(
     const int x = tx0 + 4 * l;
     if (x >= width) return;
     float4 acc[TH];
-    compute4(win, LW4, l, w, acc);
+    compute4(win, LW4, l, Q0, NQ, OFF, w, acc);
     store4(dst, dorigin, dpitch, x, ty0, width, rows, acc);
   }
 }
@@ -142,33 +159,16 @@ __kernel void t4(__global const float* src, int origin, int pitch, __global floa
   for (int r = 0; r < LH; ++r) {
     float f[4 * NQ];
 #pragma unroll
-    for (int k = 0; k < NQ; ++k) {
-      const float4 q = s4[r * pitch4 + Q0 + k];
-      f[4 * k] = q.x; f[4 * k + 1] = q.y; f[4 * k + 2] = q.z; f[4 * k + 3] = q.w;
-    }
-#pragma unroll
-    for (int t = 0; t < TH; ++t) {
-      const int j = r - t;
-      if (j >= 0 && j < KH)
-#pragma unroll
-        for (int i = 0; i < KW; ++i)
-          acc[t] += w[j * KW + i] * (float4)(f[OFF + i], f[OFF + i + 1], f[OFF + i + 2], f[OFF + i + 3]);
-    }
+    for (int k = 0; k < NQ; ++k) spread4(s4[r * pitch4 + Q0 + k], f + 4 * k);
+    accumulate_row(f, r, OFF, w, acc);
   }
   store4(dst, dorigin, dpitch, x, ty0, width, rows, acc);
 }
 
 // T5: t2 with EW-float elements per async copy (EW = 4, 8, 16): the window starts EW-aligned.
-#ifndef EW
-#define EW 4
-#endif
 #define CAT2(a, b) a##b
 #define CAT(a, b) CAT2(a, b)
 typedef CAT(float, EW) floatE;
-#define HXE (((RX + EW - 1) / EW) * EW)
-#define Q0E ((HXE - RX) / 4)
-#define NQE ((HXE + RX + 7) / 4 - Q0E)
-#define OFFE ((HXE - RX) % 4)
 #define LWE (TW / EW + 2 * HXE / EW)
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void t5(
     __global const float* src, int origin, int pitch, __global float* dst, int dorigin, int dpitch,
@@ -187,24 +187,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void t5(
     const int x = tx0 + 4 * l;
     if (x >= width) return;
     float4 acc[TH];
-    for (int t = 0; t < TH; ++t) acc[t] = 0.f;
-#pragma unroll
-    for (int r = 0; r < LH; ++r) {
-      float f[4 * NQE];
-#pragma unroll
-      for (int k = 0; k < NQE; ++k) {
-        const float4 q = win[r * lw4 + l + Q0E + k];
-        f[4 * k] = q.x; f[4 * k + 1] = q.y; f[4 * k + 2] = q.z; f[4 * k + 3] = q.w;
-      }
-#pragma unroll
-      for (int t = 0; t < TH; ++t) {
-        const int j = r - t;
-        if (j >= 0 && j < KH)
-#pragma unroll
-          for (int i = 0; i < KW; ++i)
-            acc[t] += w[j * KW + i] * (float4)(f[OFFE + i], f[OFFE + i + 1], f[OFFE + i + 2], f[OFFE + i + 3]);
-      }
-    }
+    compute4(win, lw4, l, Q0E, NQE, OFFE, w, acc);
     store4(dst, dorigin, dpitch, x, ty0, width, rows, acc);
   }
 }
