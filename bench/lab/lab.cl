@@ -66,19 +66,6 @@ inline void accumulate_row(const float* f, int r, int off, __constant float* w, 
 
 inline void spread4(float4 q, float* f) { f[0] = q.x; f[1] = q.y; f[2] = q.z; f[3] = q.w; }
 
-// A 4-output group's TH rows from a local float4 window: nq float4s per row from q0 past its own.
-inline void compute4(__local const float4* win, int lw4, int l, int q0, int nq, int off, __constant float* w,
-                     float4* acc) {
-  for (int t = 0; t < TH; ++t) acc[t] = 0.f;
-#pragma unroll
-  for (int r = 0; r < LH; ++r) {
-    float f[4 * NQ_MAX];
-#pragma unroll
-    for (int k = 0; k < nq; ++k) spread4(win[r * lw4 + l + q0 + k], f + 4 * k);
-    accumulate_row(f, r, off, w, acc);
-  }
-}
-
 inline void store4(__global float* dst, int dorigin, int dpitch, int x, int ty0, int width, int rows, float4* acc) {
   const int out_rows = min(TH, rows - ty0);
   if (x + 4 <= width) {
@@ -88,6 +75,24 @@ inline void store4(__global float* dst, int dorigin, int dpitch, int x, int ty0,
       float a[4] = {acc[t].x, acc[t].y, acc[t].z, acc[t].w};
       for (int k = 0; k < width - x; ++k) dst[dorigin + (ty0 + t) * dpitch + x + k] = a[k];
     }
+  }
+}
+
+// The tile's 4-output groups, work-item by work-item, from a local float4 window of lw4 float4s
+// a row: each group's TH rows from nq float4s a row, starting q0 past its own (off: first float).
+inline void tile4(__local const float4* win, int lw4, int q0, int nq, int off, __constant float* w,
+                  __global float* dst, int dorigin, int dpitch, int tx0, int ty0, int width, int rows) {
+  for (int l = get_local_id(0); l < TW / 4 && tx0 + 4 * l < width; l += WG) {
+    float4 acc[TH];
+    for (int t = 0; t < TH; ++t) acc[t] = 0.f;
+#pragma unroll
+    for (int r = 0; r < LH; ++r) {
+      float f[4 * NQ_MAX];
+#pragma unroll
+      for (int k = 0; k < nq; ++k) spread4(win[r * lw4 + l + q0 + k], f + 4 * k);
+      accumulate_row(f, r, off, w, acc);
+    }
+    store4(dst, dorigin, dpitch, tx0 + 4 * l, ty0, width, rows, acc);
   }
 }
 
@@ -104,13 +109,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void t2(
   event_t ev = 0;
   for (int r = 0; r < hh; ++r) ev = async_work_group_copy(win + r * LW4, s4 + r * pitch4, (size_t)n4, ev);
   wait_group_events(1, &ev);
-  for (int l = get_local_id(0); l < TW / 4; l += WG) {
-    const int x = tx0 + 4 * l;
-    if (x >= width) return;
-    float4 acc[TH];
-    compute4(win, LW4, l, Q0, NQ, OFF, w, acc);
-    store4(dst, dorigin, dpitch, x, ty0, width, rows, acc);
-  }
+  tile4(win, LW4, Q0, NQ, OFF, w, dst, dorigin, dpitch, tx0, ty0, width, rows);
 }
 
 // T3: same window, staged by hand (plain loads, all of them issued before the stores) for the bound.
@@ -136,13 +135,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void t3(
     if (idx < total) win[(idx / n4) * LW4 + idx % n4] = tmp[k];
   }
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int l = get_local_id(0); l < TW / 4; l += WG) {
-    const int x = tx0 + 4 * l;
-    if (x >= width) return;
-    float4 acc[TH];
-    compute4(win, LW4, l, Q0, NQ, OFF, w, acc);
-    store4(dst, dorigin, dpitch, x, ty0, width, rows, acc);
-  }
+  tile4(win, LW4, Q0, NQ, OFF, w, dst, dorigin, dpitch, tx0, ty0, width, rows);
 }
 
 // T4: direct, 4 columns x TH rows per work-item from aligned global float4 loads (no local memory).
@@ -183,11 +176,5 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void t5(
   wait_group_events(1, &ev);
   __local const float4* win = (__local const float4*)winE;
   const int lw4 = LWE * EW / 4;
-  for (int l = get_local_id(0); l < TW / 4; l += WG) {
-    const int x = tx0 + 4 * l;
-    if (x >= width) return;
-    float4 acc[TH];
-    compute4(win, lw4, l, Q0E, NQE, OFFE, w, acc);
-    store4(dst, dorigin, dpitch, x, ty0, width, rows, acc);
-  }
+  tile4(win, lw4, Q0E, NQE, OFFE, w, dst, dorigin, dpitch, tx0, ty0, width, rows);
 }
