@@ -222,6 +222,9 @@ class Run {
     int index;
     Slot* slot;
     cl::Event downloaded;
+    void wait_downloaded() const {
+      cl_check(downloaded.wait(), "clWaitForEvents", "strip " + std::to_string(index) + " download");
+    }
   };
   // Checks for cancellation, then enqueues strip `index` in its slot, timing the host's part.
   Landing issue_strip(int index);
@@ -431,12 +434,11 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     kernel.setArg(next + 4, int(border.mode));
     kernel.setArg(next + 5, border.value);
     // The compute queue is in order: waiting here orders every kernel of this strip after it.
-    std::vector<cl::Event>& wait = ready;
     cl::Event event;
     const int items = (L.width + pack_vector_ - 1) / pack_vector_ + 2 * hx;
     cl_check(queues_[1].enqueueNDRangeKernel(kernel, cl::NullRange,
                                              cl::NDRange(round_up(items, 64), up_rows.size()),
-                                             cl::NDRange(64, 1), wait.empty() ? nullptr : &wait,
+                                             cl::NDRange(64, 1), ready.empty() ? nullptr : &ready,
                                              profile ? &event : nullptr),
              "clEnqueueNDRangeKernel", "clf_unpack");
     if (index == 0 && L.zero_copy) first_event_ = event;
@@ -565,7 +567,7 @@ void Run::worker_loop() {
         job = landing_.front();
         landing_.pop_front();
       }
-      cl_check(job.downloaded.wait(), "clWaitForEvents", "strip " + std::to_string(job.index) + " download");
+      job.wait_downloaded();
       const auto start = Clock::now();
       const Range strip = layout_.strip(job.index);
       const bool in_place = out_.pinned() || layout_.zero_copy;
@@ -617,8 +619,7 @@ void Run::execute(RunStats& stats) {
   if (!host_copies) {
     std::deque<Landing> pending;
     auto land = [&] {
-      const Landing& job = pending.front();
-      cl_check(job.downloaded.wait(), "clWaitForEvents", "strip " + std::to_string(job.index) + " download");
+      pending.front().wait_downloaded();
       pending.pop_front();
       if (options_.progress) options_.progress(++landed_, layout_.strips);
     };
