@@ -69,11 +69,10 @@ Tiling choose_tiling(const Device& device, int rx, int ry) {
     t.variant = Variant::direct;
     t.vector_width = 1;
   }
-  if ((t.variant == Variant::tiled || t.blocked()) && ry >= 4 && t.tile_height < 8) {
-    // Tall windows: more output rows per window row read. Measured on the H100, 8192^2 f32
-    // (docs/PERFORMANCE.md): 9x9 254 vs 246 GPix/s, a radius-9 column pass 324 vs 311.
-    t.tile_height = 8;
-  }
+  // Tall windows: more output rows per window row read. Measured on the H100, 8192^2 f32
+  // (docs/PERFORMANCE.md): 9x9 254 vs 246 GPix/s, a radius-9 column pass 324 vs 311.
+  const int block_rows = ry >= 4 ? std::max(8, tuning.tile_height) : tuning.tile_height;
+  if (t.variant == Variant::tiled || t.blocked()) t.tile_height = block_rows;
   if (t.variant == Variant::tiled) {
     // Shrink the tile until its staged window fits local memory (1 KiB left for the runtime); a
     // window that never fits takes the blocked direct path, which needs no local memory.
@@ -87,7 +86,7 @@ Tiling choose_tiling(const Device& device, int rx, int ry) {
     if (window_bytes() > room) {
       t.variant = Variant::direct;
       t.vector_width = 4;
-      t.tile_height = ry >= 4 ? std::max(8, tuning.tile_height) : tuning.tile_height;
+      t.tile_height = block_rows;
     }
   }
   return t;
