@@ -42,7 +42,43 @@ std::string clean(std::string message) {
 
 }  // namespace
 
-ImageFile read_image_file(const std::string& path, const ImageAllocator& allocate, uint64_t max_bytes) {
+// Formats that float holds exactly (every u8/i8/u16/i16/half value, and float itself).
+bool exact_in_float(OIIO::TypeDesc t) {
+  return t == OIIO::TypeDesc::UINT8 || t == OIIO::TypeDesc::INT8 || t == OIIO::TypeDesc::UINT16 ||
+         t == OIIO::TypeDesc::INT16 || t == OIIO::TypeDesc::HALF || t == OIIO::TypeDesc::FLOAT;
+}
+
+void check_cancel(const std::atomic<bool>* cancel, const std::string& what) {
+  if (cancel && cancel->load()) throw Error(ErrorKind::cancelled, "interrupted while " + what);
+}
+
+// What a file holds beyond its first subimage's top level, and formats float cannot hold exactly.
+std::vector<std::string> lost_in_output(OIIO::ImageInput& in, const std::string& path) {
+  std::vector<std::string> lost;
+  const OIIO::ImageSpec spec = in.spec();
+  int parts = 1;
+  while (parts < 1024 && in.seek_subimage(parts, 0)) ++parts;
+  if (parts > 1)
+    lost.push_back("'" + path + "' has " + std::to_string(parts) +
+                   " parts (subimages); only the first is filtered and written");
+  if (in.seek_subimage(0, 1))
+    lost.push_back("'" + path + "' has MIP levels; only the full-resolution level is filtered and written");
+  in.geterror();  // a failed seek past the last part is not an error of the file
+  in.seek_subimage(0, 0);
+  std::vector<OIIO::TypeDesc> formats = spec.channelformats;
+  if (formats.empty()) formats.push_back(spec.format);
+  for (const auto& f : formats)
+    if (!exact_in_float(f)) {
+      lost.push_back("'" + path + "': " + std::string(f.c_str()) +
+                     " pixels are filtered in 32-bit float (24-bit precision) and written back as " +
+                     f.c_str());
+      break;
+    }
+  return lost;
+}
+
+ImageFile read_image_file(const std::string& path, const ImageAllocator& allocate, uint64_t max_bytes,
+                          const std::atomic<bool>* cancel) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(ErrorKind::io, "cannot read '" + path + "': no such file");
   if (fs::is_directory(path, ec)) throw Error(ErrorKind::io, "cannot read '" + path + "': it is a directory");
@@ -52,6 +88,7 @@ ImageFile read_image_file(const std::string& path, const ImageAllocator& allocat
   if (!in)
     throw Error(ErrorKind::io, "cannot read '" + path + "': " + clean(OIIO::geterror()));
   ImageFile file;
+  file.warnings = lost_in_output(*in, path);
   file.spec = in->spec();
   const auto& s = file.spec;
   const std::string what = "cannot read '" + path + "'";
@@ -105,7 +142,14 @@ ImageFile read_image_file(const std::string& path, const ImageAllocator& allocat
     file.image = Image(s.width, s.height, s.nchannels, type, storage, [storage] { delete[] storage; }, false);
   }
   std::memcpy(file.image.data(), head.data(), head.size());
-  if (head_rows < s.height) read_rows(head_rows, s.height, file.image.data() + head.size());
+  // The rest in chunks of about 16 MiB (whole tiles), so an interrupt is seen within one of them.
+  const int64_t chunk_rows =
+      std::max<int64_t>(1, int64_t((size_t(16) << 20) / row_bytes) / tile_rows) * tile_rows;
+  for (int64_t y = head_rows; y < s.height; y += chunk_rows) {
+    check_cancel(cancel, "reading '" + path + "'");
+    const int end = int(std::min<int64_t>(s.height, y + chunk_rows));
+    read_rows(int(y), end, file.image.row(int(y)));
+  }
   in->close();
   return file;
 }
@@ -132,13 +176,15 @@ void write_image_file(const std::string& path, const Image& image, const OIIO::I
                        (".clfilter-" + std::to_string(::getpid()) + "-" + p.filename().string());
   auto out = OIIO::ImageOutput::create(tmp.string());
   if (!out) throw Error(ErrorKind::io, "cannot write '" + path + "': " + clean(OIIO::geterror()));
+  // The input's spec as it is: data window inside the display window, channel names, metadata, and
+  // its pixel format(s), into which OpenImageIO converts the image's own type as it writes.
   OIIO::ImageSpec spec = in_spec;
-  spec.width = spec.full_width = image.width();
-  spec.height = spec.full_height = image.height();
-  spec.x = spec.y = spec.full_x = spec.full_y = 0;
-  spec.nchannels = image.channels();
-  spec.set_format(type_desc(image.type()));
-  spec.channelformats.clear();
+  if (spec.width != image.width() || spec.height != image.height() || spec.nchannels != image.channels())
+    throw Error(ErrorKind::io, "cannot write '" + path + "': the image is " + std::to_string(image.width()) + "x" +
+                                   std::to_string(image.height()) + "x" + std::to_string(image.channels()) +
+                                   ", its spec says " + std::to_string(spec.width) + "x" +
+                                   std::to_string(spec.height) + "x" + std::to_string(spec.nchannels));
+  if (spec.format == OIIO::TypeDesc::UNKNOWN) spec.set_format(type_desc(image.type()));  // no file behind it
   auto fail = [&](const std::string& why) {
     out.reset();
     std::error_code ec;
@@ -146,8 +192,12 @@ void write_image_file(const std::string& path, const Image& image, const OIIO::I
     return Error(ErrorKind::io, "cannot write '" + path + "': " + why);
   };
   if (!out->open(tmp.string(), spec)) throw fail(clean(out->geterror()));
-  if (!out->write_image(type_desc(image.type()), image.data())) throw fail(clean(out->geterror()));
-  if (!out->close()) throw fail(clean(out->geterror()));
+  // The writer asks after each chunk whether to go on: an interrupt stops it there.
+  auto stop = [](void* flag, float) { return flag && static_cast<const std::atomic<bool>*>(flag)->load(); };
+  const bool wrote = out->write_image(type_desc(image.type()), image.data(), OIIO::AutoStride, OIIO::AutoStride,
+                                      OIIO::AutoStride, stop, const_cast<std::atomic<bool>*>(cancel));
+  if (!wrote && !(cancel && cancel->load())) throw fail(clean(out->geterror()));
+  if (!out->close() && !(cancel && cancel->load())) throw fail(clean(out->geterror()));
   if (cancel && cancel->load()) {
     out.reset();
     std::error_code ec;

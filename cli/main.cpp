@@ -1,6 +1,7 @@
 // clfilter: run a chain of OpenCL image filters over an image file.
 //   clfilter IN OUT --filter NAME[:key=value,...] [--filter ...] [options]
 // Exit codes: 0 done, 1 failed (file, device, plugin), 2 bad command line, 130 interrupted.
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,14 +14,41 @@
 #include <new>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "clf/clf.hpp"
-#include "image_io.hpp"
+#include "io_module.hpp"
 
 namespace {
 
 std::atomic<bool> interrupted{false};
-extern "C" void on_signal(int) { interrupted = true; }
+
+// SIGINT, SIGTERM and SIGHUP are blocked in every thread from the first line of main (threads
+// inherit the mask, so no library thread takes them) and taken by one thread in sigwait, which
+// sets `interrupted`. A signal handler would not do: LLVM, which PoCL loads while the device
+// opens, installs its own handlers over ours, and a Ctrl-C in that window was lost. A signal sent
+// before main runs stays pending (when the sender blocked it) or ends the process before any file
+// is touched. Every stage checks `interrupted`: exit 130, OUT untouched, no temporary file.
+// A signal the parent left ignored stays ignored (nohup's SIGHUP, SIGINT in a script's `cmd &`).
+void watch_signals() {
+  static sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction inherited {};
+    if (sigaction(sig, nullptr, &inherited) == 0 && inherited.sa_handler != SIG_IGN) sigaddset(&set, sig);
+  }
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::thread([] {
+    for (;;) {
+      int sig = 0;
+      if (sigwait(&set, &sig) == 0) interrupted = true;
+    }
+  }).detach();
+}
+
+void check_interrupted(const std::string& where) {
+  if (interrupted) throw clf::Error(clf::ErrorKind::cancelled, "interrupted " + where);
+}
 
 const char* const usage_text = R"(usage: clfilter IN OUT --filter NAME[:key=value,...] [--filter ...] [options]
        clfilter --list-filters [NAME] | --list-devices | --help | --version
@@ -231,6 +259,7 @@ int run(int argc, char** argv) {
   }
   clf::Registry registry(o.plugin_dirs);
   report_plugin_issues(registry, o.quiet);
+  check_interrupted("while loading plugins");
   if (o.list_filters) {
     print_filters(registry, *o.list_filters);
     return 0;
@@ -256,11 +285,17 @@ int run(int argc, char** argv) {
   if (!o.variant.empty()) variant = clf::parse_variant(o.variant);
   clf::Tuning tile;
   if (!o.tile.empty()) clf::parse_tile(o.tile, tile, "--tile");
-  clf::check_writable(out_path);
+  const clf::IoModule& io = clf::io_module();
+  check_interrupted("while loading the image-file module");
+  io.check_writable(out_path);
   auto device = clf::Device::open(o.device);
+  check_interrupted("while opening the device");
   // Pixels in page-locked memory: the device DMAs straight from the input and into the output.
   auto pinned = [&](int w, int h, int c, clf::PixelType t) { return device->pinned_image(w, h, c, t); };
-  clf::ImageFile input = clf::read_image_file(in_path, pinned);
+  clf::LoadedImage input = io.read(in_path, pinned, &interrupted);
+  check_interrupted("after reading '" + in_path + "'");
+  if (!o.quiet)
+    for (const auto& warning : input.warnings) std::cerr << "clfilter: warning: " << warning << "\n";
 
   clf::Tuning tuning = device->tuning();
   if (variant) tuning.variant = *variant;
@@ -274,7 +309,13 @@ int run(int argc, char** argv) {
 
   clf::Pipeline pipeline(device);
   for (auto& [factory, spec] : chain) {
-    pipeline.add(factory, spec.params);
+    try {
+      pipeline.add(factory, spec.params);
+    } catch (const clf::Error&) {
+      check_interrupted("while building " + spec.name);  // a build cut short is not a build error
+      throw;
+    }
+    check_interrupted("after building " + spec.name);
     if (o.verbose) std::cerr << "clfilter: filter " << pipeline.filter(pipeline.size() - 1).describe() << "\n";
   }
 
@@ -286,7 +327,7 @@ int run(int argc, char** argv) {
   clf::Image output = pinned(img_in.width(), img_in.height(), img_in.channels(), img_in.type());
   const auto start = std::chrono::steady_clock::now();
   clf::RunStats stats = pipeline.run(input.image, output, o.run);
-  clf::write_image_file(out_path, output, input.spec, &interrupted);
+  io.write(out_path, output, input.spec.get(), &interrupted);
   const double total_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!o.trace.empty()) clf::write_trace_json(stats, o.trace);
@@ -306,8 +347,7 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
+  watch_signals();
   // Past a file-size limit, writes should fail (and be reported) rather than kill the process.
   std::signal(SIGXFSZ, SIG_IGN);
   try {

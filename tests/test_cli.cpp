@@ -208,3 +208,106 @@ TEST_CASE("reading decodes the first rows apart and the rest into the image, exa
     CHECK(std::memcmp(back.image.data(), l.image->data(), l.image->byte_size()) == 0);
   }
 }
+
+TEST_CASE("errors a plugin raises while creating its filter are printed whole, exit 2") {
+  write_test_image(scratch() / "p.png", test::random_image(16, 12, 3, clf::PixelType::u8));
+  const std::pair<std::string, std::string> cases[] = {
+      {"-f box:radius=1,size=3", "box: give radius or size, not both"},
+      {"-f sobel:scharr=true,ksize=5", "sobel: scharr is 3x3 only (got ksize=5)"},
+      {"-f 'convolve:kernel=1,2,3,4'", "convolve: kernel 4x1 has no centre"},
+      {"-f 'convolve:kernel=1,2;3,4'", "convolve: kernel 2x2 has no centre"},
+  };
+  for (const auto& [args, message] : cases) {
+    Result r = clfilter("p.png pout.png " + args);
+    INFO(args << "\nstderr: " << r.err);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("clfilter: error: " + message));
+    CHECK_FALSE(fs::exists(scratch() / "pout.png"));
+  }
+  // A plugin's own exception type: the plugin is unloaded before main prints it.
+  Result own = clfilter("p.png pout.png --plugin-dir '" CLF_TEST_GOOD_DIR "' -f test_raises:kind=own");
+  CHECK(own.code == 1);
+  CHECK_THAT(own.err, Contains("clfilter: error: test_raises: create() failed: an exception type of the plugin's own"));
+  CHECK(no_leftovers());
+}
+
+TEST_CASE("an EXR's data window inside its display window is kept") {
+  const clf::Image img = test::random_image(64, 48, 1, clf::PixelType::f32, 31);
+  OIIO::ImageSpec spec(64, 48, 1, OIIO::TypeDesc::FLOAT);
+  spec.x = 10;
+  spec.y = 20;
+  spec.full_x = 0;
+  spec.full_y = 0;
+  spec.full_width = 200;
+  spec.full_height = 100;
+  clf::write_image_file((scratch() / "window.exr").string(), img, spec);
+  Result r = clfilter("window.exr window_out.exr -f box:radius=1");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const clf::ImageFile out = clf::read_image_file((scratch() / "window_out.exr").string());
+  CHECK(out.spec.x == 10);
+  CHECK(out.spec.y == 20);
+  CHECK(out.spec.full_width == 200);
+  CHECK(out.spec.full_height == 100);
+  test::check_matches(out.image, ref::correlate(test::to_ref(img), std::vector<double>(9, 1.0 / 9), 3, 3,
+                                                ref::Border::reflect101));
+}
+
+TEST_CASE("what the output cannot keep is warned about by name; other pixel types keep their type") {
+  // Two parts: the second is dropped, with a warning naming the file.
+  const clf::Image img = test::random_image(32, 24, 1, clf::PixelType::f32, 2);
+  {
+    OIIO::ImageSpec specs[2] = {OIIO::ImageSpec(32, 24, 1, OIIO::TypeDesc::FLOAT),
+                                OIIO::ImageSpec(32, 24, 1, OIIO::TypeDesc::FLOAT)};
+    specs[1].attribute("name", "second");
+    specs[0].attribute("name", "first");
+    auto out = OIIO::ImageOutput::create((scratch() / "parts.exr").string());
+    REQUIRE(out->open((scratch() / "parts.exr").string(), 2, specs));
+    REQUIRE(out->write_image(OIIO::TypeDesc::FLOAT, img.data()));
+    REQUIRE(out->open((scratch() / "parts.exr").string(), specs[1], OIIO::ImageOutput::AppendSubimage));
+    REQUIRE(out->write_image(OIIO::TypeDesc::FLOAT, img.data()));
+    REQUIRE(out->close());
+  }
+  Result parts = clfilter("parts.exr parts_out.exr -f box");
+  CHECK(parts.code == 0);
+  CHECK_THAT(parts.err, Contains("clfilter: warning: 'parts.exr' has 2 parts (subimages); only the first"));
+  CHECK_FALSE(clfilter("-q parts.exr parts_out.exr -f box").err.size() > 0);
+
+  // int16 is exact in float: filtered and written back as int16, no warning.
+  {
+    auto out = OIIO::ImageOutput::create((scratch() / "i16.tif").string());
+    OIIO::ImageSpec spec(32, 24, 1, OIIO::TypeDesc::INT16);
+    std::vector<int16_t> pixels(32 * 24);
+    for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = int16_t(int(i * 97 % 60000) - 30000);
+    REQUIRE(out->open((scratch() / "i16.tif").string(), spec));
+    REQUIRE(out->write_image(OIIO::TypeDesc::INT16, pixels.data()));
+    REQUIRE(out->close());
+  }
+  Result i16 = clfilter("i16.tif i16_out.tif -f box:radius=0");
+  INFO(i16.err);
+  CHECK(i16.code == 0);
+  CHECK_THAT(i16.err, !Contains("warning"));
+  {
+    auto in = OIIO::ImageInput::open((scratch() / "i16_out.tif").string());
+    REQUIRE(in);
+    CHECK(in->spec().format == OIIO::TypeDesc::INT16);
+    std::vector<int16_t> back(32 * 24);
+    REQUIRE(in->read_image(0, 0, 0, 1, OIIO::TypeDesc::INT16, back.data()));
+    for (size_t i = 0; i < back.size(); ++i) REQUIRE(back[i] == int16_t(int(i * 97 % 60000) - 30000));
+  }
+  // uint32 is not: kept as uint32, with a warning about the precision.
+  {
+    auto out = OIIO::ImageOutput::create((scratch() / "u32.tif").string());
+    OIIO::ImageSpec spec(16, 8, 1, OIIO::TypeDesc::UINT32);
+    std::vector<uint32_t> pixels(16 * 8, 123456789u);
+    REQUIRE(out->open((scratch() / "u32.tif").string(), spec));
+    REQUIRE(out->write_image(OIIO::TypeDesc::UINT32, pixels.data()));
+    REQUIRE(out->close());
+  }
+  Result u32 = clfilter("u32.tif u32_out.tif -f box");
+  CHECK(u32.code == 0);
+  CHECK_THAT(u32.err, Contains("clfilter: warning: 'u32.tif': uint") && Contains("written back as uint"));
+  auto back = OIIO::ImageInput::open((scratch() / "u32_out.tif").string());
+  REQUIRE(back);
+  CHECK(back->spec().format == OIIO::TypeDesc::UINT32);
+}

@@ -1,4 +1,7 @@
 // Parameter parsing and validation: the --filter syntax, typed specs, and each filter's own checks.
+#include <filesystem>
+#include <fstream>
+
 #include "support.hpp"
 
 using clf::Error;
@@ -125,4 +128,43 @@ TEST_CASE("image sizes that overflow or are absurd are refused before allocating
   CHECK_THAT(error_of([] { clf::checked_image_bytes(0, 5, 1, 1, "img"); }), Contains("invalid image size"));
   CHECK_THAT(error_of([] { clf::checked_image_bytes(5, 5, 1000, 1, "img"); }), Contains("1000 channels"));
   CHECK(clf::checked_image_bytes(7, 3, 4, 2, "img") == 7 * 3 * 4 * 2);
+}
+
+TEST_CASE("numbers must fit the 32-bit float or int the kernels use") {
+  auto sobel = test::registry().get("sobel")->params();
+  CHECK_THAT(error_of([&] { clf::validate_params("sobel", sobel, kv({{"scale", "1e300"}})); }),
+             Contains("sobel: scale must fit a 32-bit float, magnitude at most 3.4e38 (got 1e300)"));
+  CHECK(error_of([&] { clf::validate_params("sobel", sobel, kv({{"scale", "-3e38"}})); }) == "(no error)");
+  CHECK_THAT(error_of([&] { clf::validate_params("sobel", sobel, kv({{"delta", "-1e39"}})); }),
+             Contains("sobel: delta must fit a 32-bit float"));
+  // An int with no range of its own still has to fit an int (lround past 2^31 is undefined).
+  std::vector<clf::ParamSpec> unbounded = {{"count", clf::ParamType::int_, "1", "no range"}};
+  CHECK_THAT(error_of([&] { clf::validate_params("t", unbounded, kv({{"count", "2147483648"}})); }),
+             Contains("t: count must fit a 32-bit int (got 2147483648)"));
+  CHECK(clf::validate_params("t", unbounded, kv({{"count", "2147483647"}})).get_int("count") == 2147483647);
+  CHECK(clf::validate_params("t", unbounded, kv({{"count", "-2147483648"}})).get_int("count") == -2147483647 - 1);
+  std::vector<clf::ParamSpec> real = {{"x", clf::ParamType::float_, "1e30", "a float read as an int"}};
+  CHECK_THAT(error_of([&] { clf::validate_params("t", real, {}).get_int("x"); }),
+             Contains("t: x must be a whole number within 32 bits"));
+  CHECK_THAT(error_of([] { clf::parse_matrix("1,1e39,1", "convolve: kernel"); }),
+             Contains("convolve: kernel: '1e39' in row 1 does not fit a 32-bit float"));
+}
+
+TEST_CASE("weights that overflow float once scaled are refused, not run as inf") {
+  auto create = [](const std::string& spec) {
+    return error_of([&] { test::run_chain({spec}, test::random_image(8, 8, 1, clf::PixelType::f32)); });
+  };
+  CHECK_THAT(create("sobel:mode=x,ksize=7,scale=3e38"),
+             Contains("sobel: kernel weight") && Contains("is not a finite 32-bit float after scaling"));
+  CHECK(create("sobel:mode=x,scale=1e30") == "(no error)");
+}
+
+TEST_CASE("a kernel_file that is not a kernel is named, its contents are not shown") {
+  const std::string path = (std::filesystem::temp_directory_path() / "clf_secret_kernel.txt").string();
+  std::ofstream(path) << "1 2 hunter2\n";
+  const std::string message = error_of(
+      [&] { test::run_chain({"convolve:kernel_file=" + path}, test::random_image(4, 4, 1, clf::PixelType::f32)); });
+  std::filesystem::remove(path);
+  CHECK_THAT(message, Contains("convolve: kernel_file '" + path + "': value 3 in row 1 is not a finite number"));
+  CHECK_THAT(message, !Contains("hunter2"));
 }

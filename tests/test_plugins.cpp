@@ -59,10 +59,15 @@ TEST_CASE("broken plugins are skipped with a reason while the others load") {
   CHECK_THAT(abi->reason, Contains("ABI version " + std::to_string(clf::plugin_abi_version + 1000)) &&
                               Contains("needs " + std::to_string(clf::plugin_abi_version)));
 
+  auto tag = issue_for(r, "libabi_tag_mismatch.so");
+  REQUIRE(tag);
+  CHECK_THAT(tag->reason, Contains("built for 'abi 2; c++abi itanium; libc++ 1; sizes 1 2 3'") &&
+                              Contains(clf::plugin_abi_tag()));
+
   auto throws = issue_for(r, "libthrows.so");
   REQUIRE(throws);
   CHECK_THAT(throws->reason, Contains("factory exploded on purpose"));
-  CHECK(r.issues().size() == 4);
+  CHECK(r.issues().size() == 5);
 }
 
 TEST_CASE("CLF_PLUGIN_PATH is searched and the first provider of a name wins") {
@@ -84,4 +89,45 @@ TEST_CASE("a filter from a plugin runs, and keeps its library loaded") {
   clf::Image in = test::random_image(9, 4, 2, clf::PixelType::f32), out;
   pipeline->run(in, out);
   for (size_t i = 0; i < 9 * 4 * 2; ++i) REQUIRE(out.pixels<float>()[i] == Approx(3 * in.pixels<float>()[i]));
+}
+
+TEST_CASE("what a plugin's create() throws reaches the caller intact after the plugin is unloaded") {
+  // The Registry and the Pipeline go while the exception unwinds, unloading the plugin whose code
+  // threw it; the caller still reads the message (this crashed when the exception's type lived in
+  // the plugin).
+  auto attempt = [](const std::string& kind) -> std::pair<clf::ErrorKind, std::string> {
+    try {
+      clf::Registry r({CLF_TEST_GOOD_DIR}, false);
+      clf::Pipeline p(test::device());
+      p.add(r, "test_raises:kind=" + kind);
+    } catch (const clf::Error& e) {
+      return {e.kind(), e.what()};
+    }
+    return {clf::ErrorKind::io, "nothing thrown"};
+  };
+  auto [kind, message] = attempt("error");
+  CHECK(kind == clf::ErrorKind::usage);
+  CHECK(message == "test_raises: kind=error, raised on purpose");
+  std::tie(kind, message) = attempt("own");
+  CHECK(kind == clf::ErrorKind::plugin);
+  CHECK(message == "test_raises: create() failed: an exception type of the plugin's own");
+  std::tie(kind, message) = attempt("other");
+  CHECK(kind == clf::ErrorKind::plugin);
+  CHECK(message == "test_raises: create() threw an exception that is not a std::exception");
+}
+
+TEST_CASE("a filter created from a factory keeps its plugin loaded after the registry goes") {
+  std::unique_ptr<clf::Filter> filter;
+  {
+    clf::Registry r({CLF_TEST_GOOD_DIR}, false);
+    auto factory = r.get("test_scale");
+    filter = factory->create(clf::validate_params("test_scale", factory->params(), {{"factor", "5"}}),
+                             *test::device());
+  }  // the registry and the factory are gone: only the filter refers to the plugin now
+  CHECK(filter->describe() == "test_scale");
+  clf::Pipeline pipeline(test::device());
+  pipeline.add(std::move(filter));
+  clf::Image in = test::random_image(17, 5, 1, clf::PixelType::f32), out;
+  pipeline.run(in, out);
+  for (size_t i = 0; i < 17 * 5; ++i) REQUIRE(out.pixels<float>()[i] == Approx(5 * in.pixels<float>()[i]));
 }

@@ -2,6 +2,8 @@
 // chooses work-group sizes), fits the staged window into local memory, and enqueues the pass.
 #include "clf/correlate.hpp"
 
+#include <cmath>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -98,6 +100,15 @@ Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float
   if (rx < 0 || ry < 0 || weights.size() != size_t(2 * rx + 1) * size_t(2 * ry + 1))
     throw Error(ErrorKind::usage, name + ": correlation weights do not match radius " +
                                       std::to_string(rx) + "x" + std::to_string(ry));
+  // Parameters are checked to fit a float one by one; products of them (a scale times a tap,
+  // a normalisation) can still overflow, and an inf weight makes inf and NaN pixels.
+  for (size_t i = 0; i < weights.size(); ++i)
+    if (!std::isfinite(weights[i]))
+      throw Error(ErrorKind::usage, name + ": kernel weight " + std::to_string(i) +
+                                        " is not a finite 32-bit float after scaling (lower the scale "
+                                        "or the kernel's values)");
+  if (!std::isfinite(delta))
+    throw Error(ErrorKind::usage, name + ": delta is not a finite 32-bit float");
   std::string options = "-D RX=" + std::to_string(rx) + " -D RY=" + std::to_string(ry);
   const uint64_t weight_bytes = weights.size() * sizeof(float);
   if (weight_bytes > device.device().getInfo<CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE>())

@@ -327,11 +327,11 @@ DeviceBuffer Device::alloc(size_t bytes, const char* what, cl_mem_flags flags) {
                     std::to_string(bytes) + " bytes) [injected: limit " +
                     std::to_string(alloc_limit_) + " bytes]",
                 CL_MEM_OBJECT_ALLOCATION_FAILURE);
-  if (bytes > info_.max_alloc_bytes)
+  if (bytes > max_alloc_bytes())
     throw Error(ErrorKind::device,
                 std::string("CL_INVALID_BUFFER_SIZE from clCreateBuffer(") + what + "): " +
                     std::to_string(bytes) + " bytes is more than the device's max allocation " +
-                    std::to_string(info_.max_alloc_bytes),
+                    std::to_string(max_alloc_bytes()),
                 CL_MEM_OBJECT_ALLOCATION_FAILURE);
   cl_int err = CL_SUCCESS;
   DeviceBuffer buffer;

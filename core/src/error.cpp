@@ -77,6 +77,8 @@ std::string cl_error_name(int code) {
   }
 }
 
+Error::~Error() = default;
+
 bool Error::is_out_of_memory() const {
   return cl_code_ == CL_MEM_OBJECT_ALLOCATION_FAILURE || cl_code_ == CL_OUT_OF_RESOURCES ||
          cl_code_ == CL_OUT_OF_HOST_MEMORY;

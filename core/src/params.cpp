@@ -2,6 +2,8 @@
 // OpenCV border names and border_interpolate.
 #include <algorithm>
 #include <cerrno>
+#include <cfloat>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -36,6 +38,9 @@ std::string join(const std::vector<std::string>& items, const char* sep = ", ") 
   return out;
 }
 
+// Kernels compute in 32-bit float: a value past FLT_MAX would reach them as inf.
+bool fits_float(double v) { return std::abs(v) <= double(FLT_MAX); }
+
 std::string format_number(double v) {
   std::ostringstream out;
   out << v;
@@ -56,7 +61,7 @@ const char* param_type_name(ParamType type) {
   return "?";
 }
 
-Matrix parse_matrix(const std::string& text, const std::string& what) {
+Matrix parse_matrix(const std::string& text, const std::string& what, bool quote) {
   Matrix m;
   std::vector<std::string> rows;
   std::string row;
@@ -73,9 +78,11 @@ Matrix parse_matrix(const std::string& text, const std::string& what) {
     int cols = 0;
     while (cells >> cell) {
       double v = 0;
-      if (!parse_double(cell, v))
-        throw usage(what + ": '" + cell + "' in row " + std::to_string(r + 1) +
-                    " is not a finite number");
+      const std::string where = (quote ? "'" + cell + "'" : "value " + std::to_string(cols + 1)) +
+                                " in row " + std::to_string(r + 1);
+      if (!parse_double(cell, v)) throw usage(what + ": " + where + " is not a finite number");
+      if (!fits_float(v))
+        throw usage(what + ": " + where + " does not fit a 32-bit float (magnitude at most 3.4e38)");
       m.values.push_back(v);
       ++cols;
     }
@@ -108,7 +115,12 @@ double Params::get_float(const std::string& name) const {
   return v;
 }
 
-int Params::get_int(const std::string& name) const { return int(std::lround(get_float(name))); }
+int Params::get_int(const std::string& name) const {
+  const double v = get_float(name);
+  if (!(v >= double(INT_MIN) && v <= double(INT_MAX)))  // only a float parameter read as an int
+    throw usage(filter_ + ": " + name + " must be a whole number within 32 bits (got " + format_number(v) + ")");
+  return int(std::lround(v));
+}
 
 bool Params::get_bool(const std::string& name) const {
   const std::string& v = get_string(name);
@@ -143,6 +155,10 @@ Params validate_params(const std::string& filter, const std::vector<ParamSpec>& 
           throw usage(where + " must be a finite number (got '" + value + "')");
         if (spec.type == ParamType::int_ && v != std::floor(v))
           throw usage(where + " must be a whole number (got '" + value + "')");
+        if (spec.type == ParamType::int_ && (v < double(INT_MIN) || v > double(INT_MAX)))
+          throw usage(where + " must fit a 32-bit int (got " + value + ")");
+        if (!fits_float(v))
+          throw usage(where + " must fit a 32-bit float, magnitude at most 3.4e38 (got " + value + ")");
         if (v < spec.min || v > spec.max) {
           std::string range = std::isinf(spec.max) ? ">= " + format_number(spec.min)
                               : std::isinf(spec.min)

@@ -1,6 +1,8 @@
 // Pipeline: the chain of configured filters; Stage and Plane: what a filter's enqueue() works with.
 #include "clf/pipeline.hpp"
 
+#include <cstdint>
+
 #include "clf/error.hpp"
 #include "clf/registry.hpp"
 #include "streamer.hpp"
@@ -48,7 +50,9 @@ struct Pipeline::Link {
 };
 
 Pipeline::Pipeline(std::shared_ptr<Device> device)
-    : device_(std::move(device)), resources_(std::make_unique<detail::StreamResources>()) {
+    : device_(std::move(device)),
+      resources_(std::make_unique<detail::StreamResources>()),
+      mutex_(std::make_unique<std::mutex>()) {
   if (!device_) throw Error(ErrorKind::usage, "Pipeline needs a device");
 }
 Pipeline::~Pipeline() {
@@ -63,6 +67,8 @@ void Pipeline::add(std::shared_ptr<const FilterFactory> factory,
   if (!factory) throw Error(ErrorKind::usage, "Pipeline::add: no filter factory");
   Params valid = validate_params(factory->name(), factory->params(), params);
   auto filter = factory->create(valid, *device_);
+  if (!filter) throw Error(ErrorKind::plugin, factory->name() + ": create() returned no filter");
+  std::lock_guard<std::mutex> lock(*mutex_);
   links_.push_back(Link{std::move(factory), std::move(filter)});
 }
 
@@ -73,6 +79,7 @@ void Pipeline::add(const Registry& registry, const std::string& spec) {
 
 void Pipeline::add(std::unique_ptr<Filter> filter) {
   if (!filter) throw Error(ErrorKind::usage, "Pipeline::add: null filter");
+  std::lock_guard<std::mutex> lock(*mutex_);
   links_.push_back(Link{nullptr, std::move(filter)});
 }
 
@@ -88,11 +95,24 @@ Halo Pipeline::halo() const {
   return total;
 }
 
+namespace {
+// True when out's storage survives the run (it already has in's shape) and shares bytes with in's.
+bool shares_memory(const Image& in, const Image& out) {
+  if (out.empty() || out.width() != in.width() || out.height() != in.height() ||
+      out.channels() != in.channels() || out.type() != in.type())
+    return false;
+  const auto a = reinterpret_cast<std::uintptr_t>(in.data()), b = reinterpret_cast<std::uintptr_t>(out.data());
+  return a < b + out.byte_size() && b < a + in.byte_size();
+}
+}  // namespace
+
 RunStats Pipeline::run(const Image& in, Image& out, const RunOptions& options) {
   if (in.empty()) throw Error(ErrorKind::usage, "Pipeline::run: empty input image");
+  std::lock_guard<std::mutex> lock(*mutex_);
   std::vector<Filter*> chain;
   for (auto& link : links_) chain.push_back(link.filter.get());
-  if (&in == &out) {  // the streamer reads rows of `in` after writing earlier rows of `out`
+  if (&in == &out || shares_memory(in, out)) {
+    // The streamer reads rows of `in` after writing earlier rows of `out`.
     Image copy = in;
     return detail::stream(*device_, chain, copy, out, options, *resources_);
   }

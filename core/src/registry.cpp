@@ -26,11 +26,78 @@ struct Registry::Impl {
 };
 
 namespace {
-// Holds a factory and the library its code lives in, released in that order.
-struct LoadedFactory {
-  std::shared_ptr<boost::dll::shared_library> library;
-  std::shared_ptr<FilterFactory> factory;
-  ~LoadedFactory() { factory.reset(); }
+using Library = std::shared_ptr<boost::dll::shared_library>;
+
+// Every call from the core into plugin code goes through here. What the plugin throws is rethrown
+// as a clf::Error the core creates: an exception whose type lives in the plugin (its vtable and
+// type_info in the plugin's image) must not outlive the call, since the plugin may be unloaded
+// while the exception unwinds.
+template <class Call>
+auto into_plugin(const std::string& filter, const char* what, Call&& call) -> decltype(call()) {
+  try {
+    return call();
+  } catch (const Error& e) {
+    throw Error(e.kind(), e.what(), e.cl_code());
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorKind::device, filter + ": out of host memory in " + what);
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::plugin, filter + ": " + what + " failed: " + e.what());
+  } catch (...) {
+    throw Error(ErrorKind::plugin, filter + ": " + what + " threw an exception that is not a std::exception");
+  }
+}
+
+// A filter from a plugin, as the core hands it out: keeps the plugin's library loaded for as long
+// as it lives, wherever it goes (a Pipeline, or a caller holding it past the Registry).
+class PluginFilter final : public Filter {
+ public:
+  PluginFilter(Library library, std::unique_ptr<Filter> filter, std::string name)
+      : library_(std::move(library)), filter_(std::move(filter)), name_(std::move(name)) {}
+  ~PluginFilter() override { filter_.reset(); }  // its code is unmapped after, with library_
+
+  Halo halo() const override { return into_plugin(name_, "halo()", [&] { return filter_->halo(); }); }
+  Border border() const override { return into_plugin(name_, "border()", [&] { return filter_->border(); }); }
+  int temp_planes() const override {
+    return into_plugin(name_, "temp_planes()", [&] { return filter_->temp_planes(); });
+  }
+  void enqueue(Stage& stage) override {
+    into_plugin(name_, "enqueue()", [&] { filter_->enqueue(stage); });
+  }
+  std::string describe() const override {
+    return into_plugin(name_, "describe()", [&] { return filter_->describe(); });
+  }
+
+ private:
+  Library library_;
+  std::unique_ptr<Filter> filter_;
+  std::string name_;
+};
+
+// A plugin's factory as the registry hands it out: same contract, every call through into_plugin,
+// and the filters it creates wrapped so they keep the library loaded.
+class PluginFactory final : public FilterFactory {
+ public:
+  PluginFactory(Library library, std::shared_ptr<FilterFactory> factory, std::string name)
+      : library_(std::move(library)), factory_(std::move(factory)), name_(std::move(name)) {}
+  ~PluginFactory() override { factory_.reset(); }
+
+  std::string name() const override { return name_; }
+  std::string summary() const override {
+    return into_plugin(name_, "summary()", [&] { return factory_->summary(); });
+  }
+  std::vector<ParamSpec> params() const override {
+    return into_plugin(name_, "params()", [&] { return factory_->params(); });
+  }
+  std::unique_ptr<Filter> create(const Params& params, Device& device) const override {
+    auto filter = into_plugin(name_, "create()", [&] { return factory_->create(params, device); });
+    if (!filter) throw Error(ErrorKind::plugin, name_ + ": the plugin's create() returned no filter");
+    return std::make_unique<PluginFilter>(library_, std::move(filter), name_);
+  }
+
+ private:
+  Library library_;
+  std::shared_ptr<FilterFactory> factory_;
+  std::string name_;
 };
 }  // namespace
 
@@ -95,21 +162,31 @@ int Registry::load_file(const std::string& path_text) {
                              "symbol (export one with CLF_PLUGIN)"});
     return 0;
   }
-  // The ABI version is a plain int function: safe to call before trusting any C++ type.
+  // The ABI version and tag are plain C-typed functions: safe to call before trusting any C++ type.
   const int abi = library->get_alias<int()>("clf_plugin_abi_version")();
   if (abi != plugin_abi_version) {
     issues_.push_back({path, "ABI version " + std::to_string(abi) + ", this clfilter needs " +
                                  std::to_string(plugin_abi_version) + " (rebuild the plugin)"});
     return 0;
   }
+  if (!library->has("clf_plugin_abi_tag")) {
+    issues_.push_back({path, "no clf_plugin_abi_tag symbol: built against other clfilter headers "
+                             "(rebuild the plugin with CLF_PLUGIN)"});
+    return 0;
+  }
+  const char* tag = library->get_alias<const char*()>("clf_plugin_abi_tag")();
+  if (!tag || plugin_abi_tag() != tag) {
+    issues_.push_back({path, "built for '" + std::string(tag ? tag : "(none)") + "', this clfilter is '" +
+                                 plugin_abi_tag() + "' (rebuild the plugin with this clfilter's headers "
+                                 "and compiler)"});
+    return 0;
+  }
   PluginManifest manifest;
   try {
-    manifest = library->get_alias<PluginManifest()>("clf_plugin_entry")();
-  } catch (const std::exception& e) {
-    issues_.push_back({path, std::string("plugin entry threw: ") + e.what()});
-    return 0;
-  } catch (...) {
-    issues_.push_back({path, "plugin entry threw an unknown exception"});
+    manifest = into_plugin(path, "the plugin entry",
+                           [&] { return library->get_alias<PluginManifest()>("clf_plugin_entry")(); });
+  } catch (const Error& e) {
+    issues_.push_back({path, e.what()});
     return 0;
   }
   impl_->loaded_files.push_back(path);
@@ -118,17 +195,16 @@ int Registry::load_file(const std::string& path_text) {
     if (!factory) continue;
     std::string name;
     try {
-      name = factory->name();
-    } catch (const std::exception& e) {
-      issues_.push_back({path, std::string("filter factory threw: ") + e.what()});
+      name = into_plugin(path, "name()", [&] { return factory->name(); });
+    } catch (const Error& e) {
+      issues_.push_back({path, e.what()});
       continue;
     }
     if (auto it = impl_->source_of.find(name); it != impl_->source_of.end()) {
       issues_.push_back({path, "filter '" + name + "' already provided by " + it->second + "; skipped"});
       continue;
     }
-    auto holder = std::make_shared<LoadedFactory>(LoadedFactory{library, factory});
-    impl_->by_name[name] = std::shared_ptr<const FilterFactory>(holder, holder->factory.get());
+    impl_->by_name[name] = std::make_shared<PluginFactory>(library, std::move(factory), name);
     impl_->source_of[name] = path;
     ++added;
   }

@@ -23,6 +23,7 @@
 
 #include "clf/error.hpp"
 #include "embedded.hpp"
+#include "host_copy.hpp"
 
 namespace clf::detail {
 namespace {
@@ -34,27 +35,6 @@ constexpr uint64_t max_buffer_floats = (uint64_t(1) << 31) - 1;  // kernels inde
 int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
 // Strips the host may enqueue beyond the slot ring when the device orders slot reuse itself.
 constexpr int enqueue_ahead = 8;
-
-// Host pack/unpack of large strips: one core's memcpy (~10 GB/s) is slower than PCIe (~55 GB/s
-// pinned), so big copies are split across a few threads.
-void copy_rows(void* dst, const void* src, size_t bytes) {
-  constexpr size_t chunk_min = size_t(4) << 20;
-  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  const size_t parts = std::min<size_t>({cores, 8, bytes / chunk_min + 1});
-  if (parts <= 1) {
-    std::memcpy(dst, src, bytes);
-    return;
-  }
-  const size_t part = (bytes + parts - 1) / parts;
-  std::vector<std::thread> threads;
-  for (size_t p = 1; p < parts; ++p) {
-    const size_t begin = p * part, size = std::min(part, bytes - std::min(bytes, begin));
-    if (size == 0) break;
-    threads.emplace_back([=] { std::memcpy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, size); });
-  }
-  std::memcpy(dst, src, std::min(part, bytes));
-  for (auto& t : threads) t.join();
-}
 
 struct Range {
   int begin = 0, end = 0;
@@ -576,13 +556,11 @@ void Run::worker_loop() {
         std::lock_guard<std::mutex> lock(spans_mutex_);
         host_spans_.push_back({4, "strip " + std::to_string(job.index) + " unpack", start, Clock::now()});
       }
-      int done;
       {
         std::lock_guard<std::mutex> lock(mutex_);
-        done = ++landed_;
+        ++landed_;
       }
       cv_.notify_all();
-      if (options_.progress) options_.progress(done, layout_.strips);
     }
   } catch (...) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -638,13 +616,26 @@ void Run::execute(RunStats& stats) {
     return;
   }
   std::thread worker([this] { worker_loop(); });
-  try {
-    for (int i = 0; i < layout_.strips; ++i) {
+  // This thread reports progress (the callback runs on the caller's thread, whatever the images)
+  // while it waits for the worker: for a free slot, then for the last strips.
+  int reported = 0;
+  auto wait_landed = [&](int count) {
+    for (;;) {
+      int landed;
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        cv_.wait(lock, [&] { return landed_ >= i - slots_ + 1 || worker_error_; });
-        if (worker_error_) break;
+        cv_.wait(lock, [&] { return landed_ > reported || landed_ >= count || worker_error_; });
+        if (worker_error_) return false;
+        landed = landed_;
       }
+      if (options_.progress && landed > reported) options_.progress(landed, layout_.strips);
+      reported = landed;
+      if (landed >= count) return true;
+    }
+  };
+  try {
+    for (int i = 0; i <= layout_.strips; ++i) {
+      if (!wait_landed(i < layout_.strips ? i - slots_ + 1 : layout_.strips) || i == layout_.strips) break;
       Landing job = issue_strip(i);
       {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -731,7 +722,10 @@ RunStats stream(Device& device, const std::vector<Filter*>& chain, const Image& 
     out = Image(in.width(), in.height(), in.channels(), in.type());
 
   const DeviceInfo& info = device.info();
-  const bool zero_copy = options.zero_copy && info.is_cpu;
+  // In place only where the images fit one buffer each (the driver refuses larger host-pointer
+  // buffers with CL_INVALID_BUFFER_SIZE); larger images stream in strips like on a GPU.
+  const uint64_t max_alloc = device.max_alloc_bytes();
+  const bool zero_copy = options.zero_copy && info.is_cpu && in.byte_size() <= max_alloc;
   uint64_t budget = options.max_device_memory ? options.max_device_memory : default_budget(info);
   // Filter weights and the like, already allocated (a ring kept from the last run is this run's).
   const uint64_t fixed = device.bytes_in_use() - resources.ring_bytes();
@@ -743,8 +737,8 @@ RunStats stream(Device& device, const std::vector<Filter*>& chain, const Image& 
     const uint64_t room = budget > fixed ? budget - fixed : 0;
     auto fits = [&](const Layout& L, int slots) {
       return L.indexable() && uint64_t(slots) * L.slot_bytes() <= room &&
-             L.work_floats * sizeof(float) <= info.max_alloc_bytes &&
-             L.upload_bytes <= info.max_alloc_bytes && L.temp_floats * sizeof(float) <= info.max_alloc_bytes;
+             L.work_floats * sizeof(float) <= max_alloc && L.upload_bytes <= max_alloc &&
+             L.temp_floats * sizeof(float) <= max_alloc;
     };
     int slots = options.slots;
     // Strip height: the user's, else strips of a few MiB of pixels as transferred (device memory

@@ -36,7 +36,8 @@ Matrix read_kernel_file(const std::string& path) {
     if (auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
     if (line.find_first_not_of(" \t\r,") != std::string::npos) text += line + ";";
   }
-  return parse_matrix(text, "convolve: kernel_file '" + path + "'");
+  // The file's contents are not quoted back: kernel_file may name a file that is not a kernel.
+  return parse_matrix(text, "convolve: kernel_file '" + path + "'", false);
 }
 
 // Rank 1 when every row is a multiple of the row holding the largest value: A = u v^T.

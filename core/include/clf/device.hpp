@@ -99,6 +99,10 @@ class Device {
   // Fault injection for tests (also env CLF_INJECT_ALLOC_LIMIT): allocations that would bring the
   // bytes in use past `limit` fail as if the device were out of memory. 0 disables.
   void set_alloc_limit(uint64_t limit) { alloc_limit_ = limit; }
+  // The largest single buffer: CL_DEVICE_MAX_MEM_ALLOC_SIZE, or the injected limit when lower.
+  uint64_t max_alloc_bytes() const {
+    return alloc_limit_ && alloc_limit_ < info_.max_alloc_bytes ? alloc_limit_ : info_.max_alloc_bytes;
+  }
 
   const Tuning& tuning() const { return tuning_; }
   void set_tuning(const Tuning& tuning) { tuning_ = tuning; }

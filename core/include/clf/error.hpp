@@ -7,10 +7,15 @@ namespace clf {
 
 enum class ErrorKind { usage, io, device, build, plugin, cancelled };
 
+// The destructor is defined in libclfilter, so the class's vtable and type_info live there and not
+// in each plugin: an Error a plugin throws stays valid after the plugin is unloaded.
 class Error : public std::runtime_error {
  public:
   Error(ErrorKind kind, const std::string& message, int cl_code = 0)
       : std::runtime_error(message), kind_(kind), cl_code_(cl_code) {}
+  Error(const Error&) = default;
+  Error& operator=(const Error&) = default;
+  ~Error() override;
   ErrorKind kind() const { return kind_; }
   int cl_code() const { return cl_code_; }  // the OpenCL error code, 0 when not an OpenCL failure
   // True for the failures a smaller working set can cure (allocation failure, out of resources).

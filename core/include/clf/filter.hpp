@@ -29,13 +29,15 @@ struct ParamSpec {
   std::vector<std::string> choices;  // enum values
 };
 
-// A matrix literal "1,2,1;2,4,2;1,2,1": rows separated by ';', values by ',' or spaces.
+// A matrix literal "1,2,1;2,4,2;1,2,1": rows separated by ';', values by ',' or spaces, each a
+// finite number that fits a 32-bit float. Errors quote the offending text unless !quote (text read
+// from a file the user named: its contents are not echoed).
 struct Matrix {
   int rows = 0, cols = 0;
   std::vector<double> values;  // row-major
   double at(int r, int c) const { return values[size_t(r) * cols + c]; }
 };
-Matrix parse_matrix(const std::string& text, const std::string& what);  // throws Error(usage)
+Matrix parse_matrix(const std::string& text, const std::string& what, bool quote = true);  // Error(usage)
 
 // Parameters after validation against their specs: every value parsed, in range, defaulted.
 class Params {
@@ -58,8 +60,9 @@ class Params {
   std::map<std::string, ParamType> types_;
 };
 
-// Checks every given value against its spec (unknown names, bad numbers, NaN/inf, ranges, enum
-// choices, matrix syntax) and fills defaults. Errors name the filter and the parameter.
+// Checks every given value against its spec (unknown names, bad numbers, NaN/inf, numbers past a
+// 32-bit float or, for ints, a 32-bit int, ranges, enum choices, matrix syntax) and fills defaults.
+// Errors name the filter and the parameter.
 Params validate_params(const std::string& filter, const std::vector<ParamSpec>& specs,
                        const std::map<std::string, std::string>& given);
 
@@ -158,22 +161,53 @@ class FilterFactory {
 };
 
 // ---- the plugin entry ----------------------------------------------------------------------------
-// Bumped whenever Filter, FilterFactory, Stage, Plane or Params change layout or meaning.
-constexpr int plugin_abi_version = 1;
+// Bumped whenever Filter, FilterFactory, Stage, Plane, Params, ParamSpec, Error or PluginManifest
+// change layout or meaning. 2: the plugin boundary (Error's vtable in the core) and the ABI tag.
+constexpr int plugin_abi_version = 2;
 
 struct PluginManifest {
   std::vector<std::shared_ptr<FilterFactory>> factories;
 };
 
+// What else must match between the core and a plugin for C++ objects to cross: the C++ ABI, the
+// standard library and its string ABI, and the sizes of the types that cross. Each side computes
+// it from its own headers and compiler; the registry refuses a plugin whose tag differs.
+inline const std::string& plugin_abi_tag() {
+  static const std::string tag = [] {
+    std::string t = "abi " + std::to_string(plugin_abi_version);
+#if defined(__GXX_ABI_VERSION)
+    t += "; c++abi itanium";
+#else
+    t += "; c++abi other";
+#endif
+#if defined(_LIBCPP_VERSION)
+    t += "; libc++ " + std::to_string(_LIBCPP_ABI_VERSION);
+#elif defined(__GLIBCXX__)
+    t += "; libstdc++ cxx11-abi " + std::to_string(_GLIBCXX_USE_CXX11_ABI);
+#else
+    t += "; stdlib unknown";
+#endif
+    t += "; sizes";
+    for (size_t size : {sizeof(ParamSpec), sizeof(Params), sizeof(Matrix), sizeof(Plane), sizeof(Stage),
+                        sizeof(Halo), sizeof(Border), sizeof(PluginManifest), sizeof(Tuning),
+                        sizeof(DeviceInfo), sizeof(std::string), sizeof(std::shared_ptr<int>)})
+      t += " " + std::to_string(size);
+    return t;
+  }();
+  return tag;
+}
+
 }  // namespace clf
 
 // In exactly one source file of a plugin: CLF_PLUGIN(function) where `function` returns a
-// clf::PluginManifest. Exports, through Boost.DLL aliases, the ABI version (checked before anything
-// else is touched) and the entry that lists the plugin's factories.
-#define CLF_PLUGIN(entry_function)                                               \
-  namespace clf_plugin_exports {                                                 \
-  static int abi_version_export() { return ::clf::plugin_abi_version; }          \
-  static ::clf::PluginManifest entry_export() { return entry_function(); }       \
-  }                                                                              \
-  BOOST_DLL_ALIAS(clf_plugin_exports::abi_version_export, clf_plugin_abi_version) \
+// clf::PluginManifest. Exports, through Boost.DLL aliases, the ABI version and tag (checked before
+// anything else is touched) and the entry that lists the plugin's factories.
+#define CLF_PLUGIN(entry_function)                                                           \
+  namespace clf_plugin_exports {                                                             \
+  static int abi_version_export() { return ::clf::plugin_abi_version; }                      \
+  static const char* abi_tag_export() { return ::clf::plugin_abi_tag().c_str(); }            \
+  static ::clf::PluginManifest entry_export() { return entry_function(); }                   \
+  }                                                                                          \
+  BOOST_DLL_ALIAS(clf_plugin_exports::abi_version_export, clf_plugin_abi_version)            \
+  BOOST_DLL_ALIAS(clf_plugin_exports::abi_tag_export, clf_plugin_abi_tag)                    \
   BOOST_DLL_ALIAS(clf_plugin_exports::entry_export, clf_plugin_entry)

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -30,10 +31,13 @@ struct RunOptions {
   // upload buffer, instead of crossing the bus again, when they are at least this many bytes
   // (below that, resending them costs less than the ordering it adds). Needs slots >= 2.
   uint64_t device_halo_copy_bytes = 256 << 10;
-  std::function<void(int done, int total)> progress;  // called after each strip lands
+  // Called after strips land, always on the thread that called run(), with done rising to total.
+  std::function<void(int done, int total)> progress;
   const std::atomic<bool>* cancel = nullptr;           // set -> stop at the next strip, Error(cancelled)
 };
 
+// Thread safety: a Pipeline may be shared by threads; its runs (and add) are serialised. Pipelines
+// of their own run concurrently, on one Device or on several.
 class Pipeline {
  public:
   explicit Pipeline(std::shared_ptr<Device> device);
@@ -44,6 +48,7 @@ class Pipeline {
   void add(std::shared_ptr<const FilterFactory> factory, const std::map<std::string, std::string>& params);
   // "gaussian:sigma=2,border=wrap" looked up in `registry`.
   void add(const Registry& registry, const std::string& spec);
+  // A filter created by hand. One from a Registry's factory keeps its plugin loaded by itself.
   void add(std::unique_ptr<Filter> filter);
 
   size_t size() const;
@@ -52,7 +57,8 @@ class Pipeline {
   Halo halo() const;  // sum over the chain
 
   // Runs the chain over `in`; `out` is (re)allocated to in's size and type. Streamed output is
-  // bit-identical whatever the strip height, slot count or queue count. Queues and strip buffers
+  // bit-identical whatever the strip height, slot count or queue count. `in` and `out` may share
+  // memory (the same Image, or storage that overlaps): the input is then copied first. Queues and strip buffers
   // stay allocated for the next run of the same shape (they count against the device's budget
   // until the Pipeline goes).
   RunStats run(const Image& in, Image& out, const RunOptions& options = {});
@@ -62,6 +68,7 @@ class Pipeline {
   struct Link;  // a filter and what keeps its plugin loaded
   std::vector<Link> links_;
   std::unique_ptr<detail::StreamResources> resources_;  // queues and strip buffers between runs
+  std::unique_ptr<std::mutex> mutex_;                    // serialises add() and run()
 };
 
 }  // namespace clf

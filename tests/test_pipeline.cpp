@@ -1,0 +1,217 @@
+// Pipeline under misuse and load: images that share memory, runs from several threads, the thread
+// progress is reported on, images past the device's largest buffer, and 500 runs in one process.
+#include <dirent.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+#include "support.hpp"
+
+namespace {
+
+// An image over memory the test owns (the external-storage constructor), `offset` bytes into it.
+clf::Image view(std::vector<std::byte>& memory, size_t offset, int w, int h, int c, clf::PixelType t) {
+  return clf::Image(w, h, c, t, memory.data() + offset, [] {}, false);
+}
+
+size_t open_fds() {
+  size_t n = 0;
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    while (::readdir(d)) ++n;
+    ::closedir(d);
+  }
+  return n;
+}
+
+size_t threads_now() {
+  size_t n = 0;
+  if (DIR* d = ::opendir("/proc/self/task")) {
+    while (::readdir(d)) ++n;
+    ::closedir(d);
+  }
+  return n;
+}
+
+size_t rss_kib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoul(line.substr(6));
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("input and output over overlapping memory give the result of separate images") {
+  const int w = 61, h = 47, c = 2;
+  const clf::Image source = test::random_image(w, h, c, clf::PixelType::u16, 12);
+  const std::vector<std::string> chain = {"gaussian:sigma=1.5", "box:radius=2,border=reflect"};
+  const clf::Image expect = test::run_chain(chain, source);
+  const size_t row = source.row_bytes();
+  // The same bytes, then the output a row below and a row above the input, half an image away.
+  for (long long shift : {0LL, 1LL, -1LL, h / 2LL}) {
+    for (bool zero_copy : {true, false}) {
+      INFO("output " << shift << " rows from the input, zero copy " << zero_copy);
+      std::vector<std::byte> memory(source.byte_size() + 2 * h * row);
+      const size_t in_at = size_t(h) * row, out_at = size_t(in_at + shift * (long long)row);
+      clf::Image in = view(memory, in_at, w, h, c, clf::PixelType::u16);
+      clf::Image out = view(memory, out_at, w, h, c, clf::PixelType::u16);
+      std::memcpy(in.data(), source.data(), source.byte_size());
+      clf::Pipeline p(test::device());
+      for (const auto& s : chain) p.add(test::registry(), s);
+      clf::RunOptions o;
+      o.strip_rows = 5;
+      o.zero_copy = zero_copy;
+      p.run(in, out, o);
+      CHECK(out.data() == memory.data() + out_at);  // written where the caller asked
+      CHECK(test::identical(out, expect));
+    }
+  }
+}
+
+TEST_CASE("one pipeline run from several threads at once gives every thread the right result") {
+  const clf::Image in = test::random_image(96, 80, 3, clf::PixelType::u8, 5);
+  clf::Pipeline shared(test::device());
+  shared.add(test::registry(), "gaussian:sigma=2");
+  shared.add(test::registry(), "sobel");
+  clf::RunOptions o;
+  o.strip_rows = 9;
+  clf::Image expect;
+  shared.run(in, expect, o);
+  std::vector<int> wrong(4, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < 6; ++r) {
+        clf::Image out;
+        clf::RunOptions mine = o;
+        mine.zero_copy = (r + t) % 2 == 0;
+        shared.run(in, out, mine);
+        if (!test::identical(out, expect)) ++wrong[size_t(t)];
+      }
+    });
+  for (auto& t : threads) t.join();
+  CHECK(wrong == std::vector<int>(4, 0));
+}
+
+TEST_CASE("threads with pipelines of their own on one device run concurrently and correctly") {
+  const std::vector<std::vector<std::string>> chains = {
+      {"box:radius=2"}, {"gaussian:sigma=1", "sobel:mode=x"}, {"convolve:kernel=1,2,1;0,0,0;-1,-2,-1"},
+      {"sobel", "box:radius=1,border=wrap"}};
+  std::vector<clf::Image> inputs, expected;
+  for (size_t t = 0; t < chains.size(); ++t) {
+    inputs.push_back(test::random_image(70 + int(t), 50, 1 + int(t % 3), clf::PixelType::f32, unsigned(t)));
+    expected.push_back(test::run_chain(chains[t], inputs[t]));
+  }
+  std::vector<int> wrong(chains.size(), 0);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < chains.size(); ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < 5; ++r) {
+        clf::Pipeline mine(test::device());
+        for (const auto& s : chains[t]) mine.add(test::registry(), s);
+        clf::RunOptions o;
+        o.strip_rows = 4 + r;
+        o.zero_copy = r % 2 == 0;
+        clf::Image out;
+        mine.run(inputs[t], out, o);
+        if (!test::identical(out, expected[t])) ++wrong[t];
+      }
+    });
+  for (auto& t : threads) t.join();
+  CHECK(wrong == std::vector<int>(chains.size(), 0));
+}
+
+TEST_CASE("progress is reported on the caller's thread, rising to the total, for every kind of image") {
+  const clf::Image heap_in = test::random_image(80, 64, 1, clf::PixelType::f32, 9);
+  auto device = test::device();
+  clf::Image pinned_in = device->pinned_image(80, 64, 1, clf::PixelType::f32);
+  std::memcpy(pinned_in.data(), heap_in.data(), heap_in.byte_size());
+  struct Case {
+    const char* name;
+    const clf::Image* in;
+    bool pinned_out, zero_copy;
+  };
+  for (const Case& k : {Case{"heap images, copies", &heap_in, false, false},
+                        Case{"pinned images", &pinned_in, true, false},
+                        Case{"zero copy", &heap_in, false, true}}) {
+    INFO(k.name);
+    clf::Pipeline p(device);
+    p.add(test::registry(), "box:radius=1");
+    clf::Image out = k.pinned_out ? device->pinned_image(80, 64, 1, clf::PixelType::f32) : clf::Image();
+    std::vector<std::thread::id> threads;
+    std::vector<int> done;
+    int total = 0;
+    clf::RunOptions o;
+    o.strip_rows = 4;
+    o.zero_copy = k.zero_copy;
+    o.progress = [&](int d, int t) {
+      threads.push_back(std::this_thread::get_id());
+      done.push_back(d);
+      total = t;
+    };
+    p.run(*k.in, out, o);
+    REQUIRE_FALSE(done.empty());
+    CHECK(total == 16);
+    CHECK(done.back() == total);
+    CHECK(std::is_sorted(done.begin(), done.end()));
+    CHECK(std::count(threads.begin(), threads.end(), std::this_thread::get_id()) == long(threads.size()));
+  }
+}
+
+TEST_CASE("an image past the device's largest buffer streams in strips instead of in place") {
+  auto device = clf::Device::open(test::device()->info().label().substr(0, 3));  // its own limits
+  if (!device->info().is_cpu) return;  // in place is a CPU-device path
+  const clf::Image in = test::random_image(512, 400, 1, clf::PixelType::f32, 3);  // 800 KiB
+  clf::Image expect;
+  {
+    clf::RunOptions whole;
+    whole.zero_copy = false;
+    clf::Pipeline reference(device);
+    reference.add(test::registry(), "gaussian:sigma=2");
+    reference.run(in, expect, whole);
+  }
+  // Buffers of at most half the image: CL_DEVICE_MAX_MEM_ALLOC_SIZE as a smaller device has it.
+  device->set_alloc_limit(device->bytes_in_use() + in.byte_size() / 2);
+  clf::Pipeline p(device);
+  p.add(test::registry(), "gaussian:sigma=2");
+  clf::Image out;
+  clf::RunStats stats = p.run(in, out);  // zero copy asked for (the default)
+  CHECK_FALSE(stats.zero_copy);
+  CHECK(stats.strips > 1);
+  CHECK(test::identical(out, expect));
+}
+
+TEST_CASE("500 runs of varied pipelines leave device memory, RSS, threads and descriptors flat") {
+  auto device = test::device();
+  const std::vector<std::vector<std::string>> chains = {
+      {"box:radius=1"}, {"gaussian:sigma=1.5", "sobel"}, {"convolve:kernel=0,-1,0;-1,5,-1;0,-1,0"},
+      {"sobel:mode=y,border=wrap"}, {"gaussian:sigma=1", "box:radius=2,border=constant", "sobel:mode=x"}};
+  const clf::PixelType types[] = {clf::PixelType::u8, clf::PixelType::u16, clf::PixelType::f16,
+                                  clf::PixelType::f32};
+  const uint64_t device_before = device->bytes_in_use();
+  size_t rss_at_50 = 0, fds_at_50 = 0, threads_at_50 = 0;
+  for (int run = 1; run <= 500; ++run) {
+    const int w = 24 + run % 37, h = 16 + run % 23, c = 1 + run % 4;
+    const clf::Image in = test::random_image(w, h, c, types[run % 4], unsigned(run));
+    clf::Pipeline p(device);
+    for (const auto& s : chains[size_t(run) % chains.size()]) p.add(test::registry(), s);
+    clf::RunOptions o;
+    o.strip_rows = 1 + run % 9;
+    o.slots = 1 + run % 3;
+    o.zero_copy = run % 2 == 0;
+    clf::Image out;
+    p.run(in, out, o);
+    REQUIRE(out.width() == w);
+    if (run == 50) {
+      rss_at_50 = rss_kib();
+      fds_at_50 = open_fds();
+      threads_at_50 = threads_now();
+    }
+  }
+  CHECK(device->bytes_in_use() == device_before);
+  CHECK(open_fds() == fds_at_50);
+  CHECK(threads_now() == threads_at_50);
+  INFO("RSS at run 50: " << rss_at_50 << " KiB, at run 500: " << rss_kib() << " KiB");
+  CHECK(rss_kib() < rss_at_50 + 8 * 1024);  // allocator slack, not growth per run
+}
