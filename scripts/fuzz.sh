@@ -26,8 +26,9 @@ export LSAN_OPTIONS="suppressions=$root/tests/fuzz/lsan.supp:print_suppressions=
 # Full unwinding: OpenImageIO has no frame pointers, and suppressions match on frames.
 export ASAN_OPTIONS="fast_unwind_on_malloc=0"
 # Runs per target in the fixed mode: about a minute each on a 2-core machine.
-declare -A runs=([fuzz_filter_spec]=300000 [fuzz_image_read]=6000)
-for target in fuzz_filter_spec fuzz_image_read; do
+# fuzz_filter_create builds kernels (a PoCL compile for each new shape): fewer runs.
+declare -A runs=([fuzz_filter_spec]=300000 [fuzz_filter_create]=400 [fuzz_image_read]=6000)
+for target in fuzz_filter_spec fuzz_filter_create fuzz_image_read; do
   name=${target#fuzz_}
   if [ "$explore" = 1 ]; then
     mkdir -p "corpus_$name"

@@ -1,6 +1,7 @@
 // For the tests that run the clfilter binary: a scratch directory per test process, running the
 // binary there with its output captured, and looking for temporary files it should not leave.
 #pragma once
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace test {
 
@@ -40,6 +42,34 @@ inline CliResult clfilter(const std::string& args, const std::string& env = "") 
                           " >'" + out.string() + "' 2>'" + err.string() + "' </dev/null";
   const int status = std::system(cmd.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+// Starts `clfilter ARGS...` in scratch() with stdout and stderr to `log`, and returns its pid. The
+// child blocks SIGINT and SIGTERM before exec, as the signal mask survives exec: a signal sent
+// while the binary is still being loaded waits for clfilter to take it, instead of ending the
+// process before its first line runs. So a test may signal it at any time, on any machine load.
+inline pid_t spawn_clfilter(const std::vector<std::string>& args, const std::filesystem::path& log) {
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  ::sigprocmask(SIG_BLOCK, &set, nullptr);
+  if (::chdir(scratch().c_str()) != 0) ::_exit(126);
+  if (!std::freopen(log.c_str(), "w", stderr) || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) ::_exit(126);
+  std::vector<char*> argv{const_cast<char*>("clfilter")};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  ::execv(CLF_TEST_CLI, argv.data());
+  ::_exit(127);
+}
+
+// Waits for `pid`; its exit code, or -signal when a signal ended it.
+inline int wait_exit(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? -WTERMSIG(status) : -1000;
 }
 
 // True while no ".clfilter-*" temporary output file is left in scratch().

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <random>
 #include <thread>
 
 #include "cli_support.hpp"
@@ -145,29 +146,98 @@ TEST_CASE("Ctrl-C during a long run stops promptly with no output and no temp fi
   const clf::Image img = test::random_image(3000, 3000, 1, clf::PixelType::f32, 3);
   clf::write_image_file((dir() / "big.exr").string(), img, OIIO::ImageSpec(3000, 3000, 1, OIIO::TypeDesc::FLOAT));
   fs::remove(dir() / "big_out.exr");
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::chdir(dir().c_str());
-    ::freopen("/dev/null", "w", stderr);
-    ::execl(CLF_TEST_CLI, "clfilter", "big.exr", "big_out.exr", "-f", "gaussian:sigma=20", "-f",
-            "gaussian:sigma=20", "--strip-rows", "32", "--device", "cpu", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
+  const pid_t pid = test::spawn_clfilter({"big.exr", "big_out.exr", "-f", "gaussian:sigma=20", "-f",
+                                          "gaussian:sigma=20", "--strip-rows", "32", "--device", "cpu"},
+                                         dir() / "long.log");
+  REQUIRE(pid > 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  int early = 0;
-  REQUIRE(::waitpid(pid, &early, WNOHANG) == 0);  // still running: the job is long enough to interrupt
   ::kill(pid, SIGINT);
   const auto sent = std::chrono::steady_clock::now();
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  const int code = test::wait_exit(pid);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
-  INFO("exited " << (WIFEXITED(status) ? WEXITSTATUS(status) : -1) << " after " << seconds << " s");
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 130);
-  CHECK(seconds < 10);
+  INFO("exited " << code << " after " << seconds << " s: " << slurp(dir() / "long.log"));
+  CHECK(code == 130);
+  CHECK_THAT(slurp(dir() / "long.log"), Contains("clfilter: error: interrupted"));
+  CHECK(seconds < 30);  // promptly: a strip, a chunk of rows, not the rest of the job
   CHECK_FALSE(fs::exists(dir() / "big_out.exr"));
   CHECK(no_leftovers());
+}
+
+TEST_CASE("a signal at any moment of a run leaves OUT as it was (exit 130) or complete (exit 0)") {
+  // Start-up, module and device loading, reading, building, strips, writing, renaming: 20 SIGINTs
+  // (and SIGTERMs) spread from 0 to past the length of an uninterrupted run.
+  const clf::Image img = test::random_image(1200, 900, 3, clf::PixelType::u16, 8);
+  clf::write_image_file((dir() / "sig.tif").string(), img, OIIO::ImageSpec(1200, 900, 3, OIIO::TypeDesc::UINT16));
+  const std::vector<std::string> job = {"sig.tif", "sig_out.tif", "-f", "gaussian:sigma=3", "-f", "sobel",
+                                        "--strip-rows", "64"};
+  std::vector<std::string> reference_job = job;
+  reference_job[1] = "sig_ref.tif";
+  const auto start = std::chrono::steady_clock::now();
+  REQUIRE(test::wait_exit(test::spawn_clfilter(reference_job, dir() / "sig_ref.log")) == 0);
+  const double run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const clf::Image complete = clf::read_image_file((dir() / "sig_ref.tif").string()).image;
+
+  std::mt19937 rng(2026);
+  std::uniform_real_distribution<double> when(0, run_ms * 1.2);
+  int interrupted = 0, finished = 0;
+  for (int i = 0; i < 20; ++i) {
+    write_bytes(dir() / "sig_out.tif", "the previous output");
+    const int delay_ms = int(when(rng));
+    const pid_t pid = test::spawn_clfilter(job, dir() / "sig.log");
+    REQUIRE(pid > 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    ::kill(pid, i % 4 == 3 ? SIGTERM : SIGINT);
+    const int code = test::wait_exit(pid);
+    INFO("signal " << i << " at " << delay_ms << " ms of ~" << int(run_ms) << ": exit " << code << ", "
+                   << slurp(dir() / "sig.log"));
+    REQUIRE((code == 130 || code == 0));
+    if (code == 130) {
+      ++interrupted;
+      CHECK(slurp(dir() / "sig_out.tif") == "the previous output");
+    } else {
+      ++finished;
+      CHECK(test::identical(clf::read_image_file((dir() / "sig_out.tif").string()).image, complete));
+    }
+    REQUIRE(no_leftovers());
+  }
+  INFO(interrupted << " interrupted, " << finished << " finished");
+  CHECK(interrupted > 0);
+}
+
+TEST_CASE("Ctrl-C while kernels build (cold caches) exits 130 and leaves the caches usable") {
+  const clf::Image img = test::random_image(300, 200, 1, clf::PixelType::f32, 5);
+  clf::write_image_file((dir() / "cold.exr").string(), img, OIIO::ImageSpec(300, 200, 1, OIIO::TypeDesc::FLOAT));
+  // Fresh program caches, clfilter's and PoCL's own: every kernel compiles from source.
+  const fs::path cache = dir() / "cold_cache";
+  fs::remove_all(cache);
+  fs::create_directories(cache / "pocl");
+  ::setenv("XDG_CACHE_HOME", cache.c_str(), 1);
+  ::setenv("POCL_CACHE_DIR", (cache / "pocl").c_str(), 1);
+  const std::vector<std::string> job = {"cold.exr", "cold_out.exr", "-v", "-f", "gaussian:sigma=4", "-f",
+                                        "convolve:kernel=1,2,3;4,5,6;7,8,10", "--device", "cpu"};
+  const pid_t pid = test::spawn_clfilter(job, dir() / "cold.log");
+  REQUIRE(pid > 0);
+  // The device line comes just before the filters are built.
+  for (int waited = 0; waited < 60000 && slurp(dir() / "cold.log").find("clfilter: device") == std::string::npos;
+       waited += 5)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ::kill(pid, SIGINT);
+  const int code = test::wait_exit(pid);
+  INFO(slurp(dir() / "cold.log"));
+  CHECK(code == 130);
+  CHECK_THAT(slurp(dir() / "cold.log"), Contains("clfilter: error: interrupted"));
+  CHECK_FALSE(fs::exists(dir() / "cold_out.exr"));
+  CHECK(no_leftovers());
+  // The same caches serve the next run, which gives the right pixels.
+  const int again = test::wait_exit(test::spawn_clfilter(job, dir() / "cold2.log"));
+  INFO(slurp(dir() / "cold2.log"));
+  ::unsetenv("XDG_CACHE_HOME");
+  ::unsetenv("POCL_CACHE_DIR");
+  REQUIRE(again == 0);
+  const clf::Image out = clf::read_image_file((dir() / "cold_out.exr").string()).image;
+  CHECK(out.width() == 300);
+  const clf::Image direct = test::run_chain({"gaussian:sigma=4", "convolve:kernel=1,2,3;4,5,6;7,8,10"}, img);
+  CHECK(test::identical(out, direct));
 }
 
 TEST_CASE("a write that runs out of space leaves no partial file and the old output untouched") {
