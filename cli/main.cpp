@@ -99,6 +99,9 @@ Output and diagnostics:
   -h, --help               this text
   --version                print the version
 
+Exit status: 0 done, 1 failed (file, device, plugin), 2 bad command line,
+130 interrupted (Ctrl-C, SIGTERM: OUT is left exactly as it was).
+
 Examples:
   clfilter photo.png edges.png --filter sobel
   clfilter in.exr out.exr -f gaussian:sigma=2 -f sobel -f box:radius=1 --stats

@@ -26,8 +26,10 @@ export LSAN_OPTIONS="suppressions=$root/tests/fuzz/lsan.supp:print_suppressions=
 # Full unwinding: OpenImageIO has no frame pointers, and suppressions match on frames.
 export ASAN_OPTIONS="fast_unwind_on_malloc=0"
 # Runs per target in the fixed mode: about a minute each on a 2-core machine.
-# fuzz_filter_create builds kernels (a PoCL compile for each new shape): fewer runs.
+# fuzz_filter_create builds kernels (a PoCL compile for each new shape, ~10 s for the first with
+# cold caches): fewer runs, a longer timeout per unit; about a minute too.
 declare -A runs=([fuzz_filter_spec]=300000 [fuzz_filter_create]=400 [fuzz_image_read]=6000)
+declare -A timeout=([fuzz_filter_spec]=10 [fuzz_filter_create]=120 [fuzz_image_read]=10)
 for target in fuzz_filter_spec fuzz_filter_create fuzz_image_read; do
   name=${target#fuzz_}
   if [ "$explore" = 1 ]; then
@@ -40,7 +42,7 @@ for target in fuzz_filter_spec fuzz_filter_create fuzz_image_read; do
     mode=(-seed=1 -runs="${runs[$target]}" "fixed_$name")
     echo "== $target: checked-in corpus, then ${runs[$target]} runs from seed 1"
   fi
-  "./bin/$target" "${mode[@]}" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
+  "./bin/$target" "${mode[@]}" -timeout="${timeout[$target]}" -rss_limit_mb=4096 -print_final_stats=1 \
     "$root/tests/fuzz/corpus/$name" 2>&1 | grep -E "Done|stat::number_of_executed_units|ERROR|SUMMARY|crash" || true
   if compgen -G "crash-*" >/dev/null || compgen -G "leak-*" >/dev/null ||
      compgen -G "timeout-*" >/dev/null || compgen -G "oom-*" >/dev/null; then

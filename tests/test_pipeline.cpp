@@ -15,18 +15,10 @@ clf::Image view(std::vector<std::byte>& memory, size_t offset, int w, int h, int
   return clf::Image(w, h, c, t, memory.data() + offset, [] {}, false);
 }
 
-size_t open_fds() {
+// Entries of a /proc directory: open descriptors (/proc/self/fd), threads (/proc/self/task).
+size_t entries(const char* path) {
   size_t n = 0;
-  if (DIR* d = ::opendir("/proc/self/fd")) {
-    while (::readdir(d)) ++n;
-    ::closedir(d);
-  }
-  return n;
-}
-
-size_t threads_now() {
-  size_t n = 0;
-  if (DIR* d = ::opendir("/proc/self/task")) {
+  if (DIR* d = ::opendir(path)) {
     while (::readdir(d)) ++n;
     ::closedir(d);
   }
@@ -205,13 +197,13 @@ TEST_CASE("500 runs of varied pipelines leave device memory, RSS, threads and de
     REQUIRE(out.width() == w);
     if (run == 50) {
       rss_at_50 = rss_kib();
-      fds_at_50 = open_fds();
-      threads_at_50 = threads_now();
+      fds_at_50 = entries("/proc/self/fd");
+      threads_at_50 = entries("/proc/self/task");
     }
   }
   CHECK(device->bytes_in_use() == device_before);
-  CHECK(open_fds() == fds_at_50);
-  CHECK(threads_now() == threads_at_50);
+  CHECK(entries("/proc/self/fd") == fds_at_50);
+  CHECK(entries("/proc/self/task") == threads_at_50);
   INFO("RSS at run 50: " << rss_at_50 << " KiB, at run 500: " << rss_kib() << " KiB");
   CHECK(rss_kib() < rss_at_50 + 8 * 1024);  // allocator slack, not growth per run
 }
