@@ -77,80 +77,116 @@ std::vector<std::string> lost_in_output(OIIO::ImageInput& in, const std::string&
   return lost;
 }
 
-ImageFile read_image_file(const std::string& path, const ImageAllocator& allocate, uint64_t max_bytes,
-                          const std::atomic<bool>* cancel) {
+FileRowSource::FileRowSource(const std::string& path, const std::atomic<bool>* cancel)
+    : path_(path), cancel_(cancel) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(ErrorKind::io, "cannot read '" + path + "': no such file");
   if (fs::is_directory(path, ec)) throw Error(ErrorKind::io, "cannot read '" + path + "': it is a directory");
   const std::string jpeg_problem = jpeg_metadata_problem(path);
   if (!jpeg_problem.empty()) throw Error(ErrorKind::io, "cannot read '" + path + "': " + jpeg_problem);
-  auto in = OIIO::ImageInput::open(path);
-  if (!in)
-    throw Error(ErrorKind::io, "cannot read '" + path + "': " + clean(OIIO::geterror()));
-  ImageFile file;
-  file.warnings = lost_in_output(*in, path);
-  file.spec = in->spec();
-  const auto& s = file.spec;
+  in_ = OIIO::ImageInput::open(path);
+  if (!in_) throw Error(ErrorKind::io, "cannot read '" + path + "': " + clean(OIIO::geterror()));
+  warnings_ = lost_in_output(*in_, path);
+  spec_ = in_->spec();
   const std::string what = "cannot read '" + path + "'";
-  if (s.depth > 1)
-    throw Error(ErrorKind::io, what + ": volume images (depth " + std::to_string(s.depth) + ") are not supported");
-  const PixelType type = pixel_type_of(s.format, !s.channelformats.empty());
-  // Refuse absurd headers before allocating anything: past the format limits, or past the caller's
-  // limit (default: half this machine's memory, as input and output both live in memory).
-  uint64_t bytes = 0;
-  try {
-    bytes = checked_image_bytes(s.width, s.height, s.nchannels, pixel_type_size(type), what);
+  if (spec_.depth > 1)
+    throw Error(ErrorKind::io, what + ": volume images (depth " + std::to_string(spec_.depth) + ") are not supported");
+  shape_ = {spec_.width, spec_.height, spec_.nchannels, pixel_type_of(spec_.format, !spec_.channelformats.empty())};
+  try {  // sizes past the format limits, before any buffer is sized by them
+    checked_image_bytes(shape_.width, shape_.height, shape_.channels, pixel_type_size(shape_.type), what);
   } catch (const Error& e) {
     throw Error(ErrorKind::io, e.what());
   }
+}
+
+// Rows [begin, end) into `rows` (tiled files: `begin` on a tile boundary). Some readers report
+// damage (a JPEG cut short: "Premature end of JPEG file") and still return true with the missing
+// part filled in; a filtered copy of a damaged image is not what the user asked for, so any
+// reported error refuses the file.
+void FileRowSource::decode(int begin, int end, std::byte* rows) {
+  check_cancel(cancel_, "reading '" + path_ + "'");
+  const auto& s = spec_;
+  const OIIO::TypeDesc type = type_desc(shape_.type);
+  const bool ok = s.tile_width > 0
+                      ? in_->read_tiles(0, 0, s.x, s.x + s.width, s.y + begin, s.y + end, s.z, s.z + 1, 0,
+                                        s.nchannels, type, rows)
+                      : in_->read_scanlines(0, 0, s.y + begin, s.y + end, s.z, 0, s.nchannels, type, rows);
+  const std::string problem = in_->geterror();
+  if (!ok || !problem.empty()) throw Error(ErrorKind::io, "cannot read '" + path_ + "': " + clean(problem));
+}
+
+void FileRowSource::discard_before(int row) {
+  const int drop = std::max(0, std::min(row, kept_end_) - kept_begin_);
+  kept_.erase(kept_.begin(), kept_.begin() + ptrdiff_t(size_t(drop) * shape_.row_bytes()));
+  kept_begin_ += drop;
+  if (row > kept_end_) {  // nothing kept: decoding resumes at the tile row holding `row`
+    const int tile_rows = std::max(1, spec_.tile_height);
+    kept_begin_ = kept_end_ = std::min(row, shape_.height) / tile_rows * tile_rows;
+  }
+}
+
+void FileRowSource::read(int begin, int end, std::byte* rows) {
+  const size_t row_bytes = shape_.row_bytes();
+  if (begin < kept_begin_ || begin > end || end > shape_.height)
+    throw Error(ErrorKind::usage, "reading '" + path_ + "': rows " + std::to_string(begin) + " to " +
+                                      std::to_string(end) + " asked after rows before " + std::to_string(kept_begin_) +
+                                      " were discarded (a file source reads forward)");
+  if (begin > kept_end_) discard_before(begin);
+  // Decode up to `end` (whole tile rows for tiled files), in chunks of about 16 MiB so that an
+  // interrupt is seen within one of them.
+  const int tile_rows = std::max(1, spec_.tile_height);
+  const int chunk = std::max(1, int((size_t(16) << 20) / row_bytes) / tile_rows) * tile_rows;
+  const int target = std::min(shape_.height, (end + tile_rows - 1) / tile_rows * tile_rows);
+  while (kept_end_ < target) {
+    const int until = std::min(target, kept_end_ + chunk);
+    const size_t at = kept_.size();
+    kept_.resize(at + size_t(until - kept_end_) * row_bytes);
+    decode(kept_end_, until, kept_.data() + at);
+    kept_end_ = until;
+  }
+  std::memcpy(rows, kept_.data() + size_t(begin - kept_begin_) * row_bytes, size_t(end - begin) * row_bytes);
+}
+
+ImageFile read_image_file(const std::string& path, const ImageAllocator& allocate, uint64_t max_bytes,
+                          const std::atomic<bool>* cancel) {
+  FileRowSource source(path, cancel);
+  ImageFile file;
+  file.spec = source.spec();
+  file.warnings = source.warnings();
+  const ImageShape shape = source.shape();
+  const uint64_t bytes = uint64_t(shape.row_bytes()) * uint64_t(shape.height);
+  // Refuse absurd headers before allocating the image: past the caller's limit (default: half this
+  // machine's memory, as input and output both live in memory).
   const uint64_t memory = uint64_t(::sysconf(_SC_PHYS_PAGES)) * uint64_t(::sysconf(_SC_PAGE_SIZE));
   const uint64_t limit = max_bytes ? max_bytes : memory / 2;
   if (limit && bytes > limit)
-    throw Error(ErrorKind::io, what + ": a " + std::to_string(s.width) + "x" + std::to_string(s.height) + "x" +
-                                   std::to_string(s.nchannels) + " image needs " + std::to_string(bytes >> 20) +
-                                   " MiB, more than " +
+    throw Error(ErrorKind::io, "cannot read '" + path + "': a " + std::to_string(shape.width) + "x" +
+                                   std::to_string(shape.height) + "x" + std::to_string(shape.channels) +
+                                   " image needs " + std::to_string(bytes >> 20) + " MiB, more than " +
                                    (max_bytes ? "the limit of " + std::to_string(max_bytes >> 20) + " MiB"
                                               : "half this machine's " + std::to_string(memory >> 20) + " MiB") +
                                    "; the image is too large");
-
-  // Rows [begin, end) into `dst` (tiled files: `begin` on a tile boundary). Some readers report
-  // damage (a JPEG cut short: "Premature end of JPEG file") and still return true with the missing
-  // part filled in; a filtered copy of a damaged image is not what the user asked for, so any
-  // reported error refuses the file.
-  const size_t row_bytes = size_t(bytes / uint64_t(s.height));
-  auto read_rows = [&](int begin, int end, std::byte* dst) {
-    const bool ok = s.tile_width > 0
-                        ? in->read_tiles(0, 0, s.x, s.x + s.width, s.y + begin, s.y + end, s.z, s.z + 1, 0,
-                                         s.nchannels, type_desc(type), dst)
-                        : in->read_scanlines(0, 0, s.y + begin, s.y + end, s.z, 0, s.nchannels, type_desc(type), dst);
-    const std::string problem = in->geterror();
-    if (!ok || !problem.empty()) throw Error(ErrorKind::io, what + ": " + clean(problem));
-  };
-  // Decode the first rows (about 1 MiB, whole tiles) before committing memory to the whole image:
-  // a header that lies (57 bytes claiming 11 GB of pixels) must cost an error, not 11 GB of pinned
-  // or zero-filled memory.
-  const int64_t tile_rows = s.tile_height > 0 ? s.tile_height : 1;
-  const int64_t mib_rows = std::max<int64_t>(1, int64_t((size_t(1) << 20) / row_bytes));
-  const int head_rows = int(std::min<int64_t>(s.height, (mib_rows + tile_rows - 1) / tile_rows * tile_rows));
+  // Decode the first rows (about 1 MiB) before committing memory to the whole image: a header that
+  // lies (57 bytes claiming 11 GB of pixels) must cost an error, not 11 GB of pinned memory.
+  const size_t row_bytes = shape.row_bytes();
+  const int head_rows = int(std::min<int64_t>(shape.height, std::max<int64_t>(1, int64_t((size_t(1) << 20) / row_bytes))));
   std::vector<std::byte> head(size_t(head_rows) * row_bytes);
-  read_rows(0, head_rows, head.data());
+  source.read(0, head_rows, head.data());
   if (allocate) {
-    file.image = allocate(s.width, s.height, s.nchannels, type);
+    file.image = allocate(shape.width, shape.height, shape.channels, shape.type);
   } else {
     // Not zero-filled: every byte is decoded into below.
     auto* storage = new std::byte[bytes];
-    file.image = Image(s.width, s.height, s.nchannels, type, storage, [storage] { delete[] storage; }, false);
+    file.image = Image(shape.width, shape.height, shape.channels, shape.type, storage, [storage] { delete[] storage; },
+                       false);
   }
   std::memcpy(file.image.data(), head.data(), head.size());
-  // The rest in chunks of about 16 MiB (whole tiles), so an interrupt is seen within one of them.
-  const int64_t chunk_rows =
-      std::max<int64_t>(1, int64_t((size_t(16) << 20) / row_bytes) / tile_rows) * tile_rows;
-  for (int64_t y = head_rows; y < s.height; y += chunk_rows) {
-    check_cancel(cancel, "reading '" + path + "'");
-    const int end = int(std::min<int64_t>(s.height, y + chunk_rows));
-    read_rows(int(y), end, file.image.row(int(y)));
+  const int chunk_rows = std::max(1, int((size_t(16) << 20) / row_bytes));
+  for (int y = head_rows; y < shape.height; y += chunk_rows) {
+    const int end = std::min(shape.height, y + chunk_rows);
+    source.discard_before(y);
+    source.read(y, end, file.image.row(y));
   }
-  in->close();
   return file;
 }
 
@@ -167,46 +203,108 @@ void check_writable(const std::string& path) {
   if (fs::is_directory(p, ec)) throw Error(ErrorKind::io, "cannot write '" + path + "': it is a directory");
 }
 
-void write_image_file(const std::string& path, const Image& image, const OIIO::ImageSpec& in_spec,
-                      const std::atomic<bool>* cancel) {
+FileRowSink::FileRowSink(const std::string& path, const OIIO::ImageSpec& spec, PixelType type,
+                         const std::atomic<bool>* cancel)
+    : path_(path), cancel_(cancel), spec_(spec), type_(type) {
   check_writable(path);
   const fs::path p(path);
   // Same directory (rename stays atomic) and same extension (OpenImageIO picks the format by it).
-  const fs::path tmp = (p.has_parent_path() ? p.parent_path() : fs::path(".")) /
-                       (".clfilter-" + std::to_string(::getpid()) + "-" + p.filename().string());
-  auto out = OIIO::ImageOutput::create(tmp.string());
-  if (!out) throw Error(ErrorKind::io, "cannot write '" + path + "': " + clean(OIIO::geterror()));
+  tmp_ = (p.has_parent_path() ? p.parent_path() : fs::path(".")) /
+         (".clfilter-" + std::to_string(::getpid()) + "-" + p.filename().string());
+  out_ = OIIO::ImageOutput::create(tmp_.string());
+  if (!out_) throw Error(ErrorKind::io, "cannot write '" + path + "': " + clean(OIIO::geterror()));
   // The input's spec as it is: data window inside the display window, channel names, metadata, and
   // its pixel format(s), into which OpenImageIO converts the image's own type as it writes.
-  OIIO::ImageSpec spec = in_spec;
-  if (spec.width != image.width() || spec.height != image.height() || spec.nchannels != image.channels())
-    throw Error(ErrorKind::io, "cannot write '" + path + "': the image is " + std::to_string(image.width()) + "x" +
-                                   std::to_string(image.height()) + "x" + std::to_string(image.channels()) +
-                                   ", its spec says " + std::to_string(spec.width) + "x" +
-                                   std::to_string(spec.height) + "x" + std::to_string(spec.nchannels));
-  if (spec.format == OIIO::TypeDesc::UNKNOWN) spec.set_format(type_desc(image.type()));  // no file behind it
-  auto fail = [&](const std::string& why) {
-    out.reset();
+  if (spec_.format == OIIO::TypeDesc::UNKNOWN) spec_.set_format(type_desc(type));  // no file behind it
+  if (spec_.tile_width > 0 && spec_.tile_height > 0 && out_->supports("tiles")) {
+    tile_rows_ = spec_.tile_height;
+  } else {
+    spec_.tile_width = spec_.tile_height = spec_.tile_depth = 0;
+  }
+  row_bytes_ = size_t(spec_.width) * size_t(spec_.nchannels) * pixel_type_size(type);
+  if (!out_->open(tmp_.string(), spec_)) fail(clean(out_->geterror()));
+}
+
+FileRowSink::~FileRowSink() {
+  if (committed_) return;
+  out_.reset();
+  std::error_code ec;
+  fs::remove(tmp_, ec);
+}
+
+void FileRowSink::fail(const std::string& why) {
+  out_.reset();
+  std::error_code ec;
+  fs::remove(tmp_, ec);
+  committed_ = true;  // nothing left to clean up
+  throw Error(ErrorKind::io, "cannot write '" + path_ + "': " + why);
+}
+
+void FileRowSink::write(int begin, int end, const std::byte* rows) {
+  if (begin != written_ || end < begin || end > spec_.height)
+    throw Error(ErrorKind::usage, "writing '" + path_ + "': rows " + std::to_string(begin) + " to " +
+                                      std::to_string(end) + " after " + std::to_string(written_) +
+                                      " written (rows go in order, once)");
+  const OIIO::TypeDesc type = type_desc(type_);
+  const int chunk = std::max(1, int((size_t(16) << 20) / row_bytes_));
+  for (int y = begin; y < end;) {
+    check_cancel(cancel_, "writing '" + path_ + "'");
+    if (tile_rows_ == 0) {  // scanlines, in chunks so an interrupt is seen within one
+      const int until = std::min(end, y + chunk);
+      if (!out_->write_scanlines(spec_.y + y, spec_.y + until, spec_.z, type, rows + size_t(y - begin) * row_bytes_))
+        fail(clean(out_->geterror()));
+      y = until;
+      continue;
+    }
+    // Tiles: rows gather into a band of whole tiles (the last band may be shorter).
+    if (band_rows_ == 0) band_begin_ = y;
+    const int band_height = std::min(tile_rows_, spec_.height - band_begin_);
+    const int take = std::min(end - y, band_height - band_rows_);
+    band_.resize(size_t(band_height) * row_bytes_);
+    std::memcpy(band_.data() + size_t(band_rows_) * row_bytes_, rows + size_t(y - begin) * row_bytes_,
+                size_t(take) * row_bytes_);
+    band_rows_ += take;
+    y += take;
+    if (band_rows_ == band_height) flush_band();
+  }
+  written_ = end;
+}
+
+void FileRowSink::flush_band() {
+  const auto& s = spec_;
+  if (!out_->write_tiles(s.x, s.x + s.width, s.y + band_begin_, s.y + band_begin_ + band_rows_, s.z, s.z + 1,
+                         type_desc(type_), band_.data()))
+    fail(clean(out_->geterror()));
+  band_rows_ = 0;
+}
+
+void FileRowSink::commit() {
+  if (written_ != spec_.height)
+    fail("only " + std::to_string(written_) + " of " + std::to_string(spec_.height) + " rows were written");
+  if (!out_->close()) fail(clean(out_->geterror()));
+  out_.reset();
+  if (cancel_ && cancel_->load()) {
     std::error_code ec;
-    fs::remove(tmp, ec);
-    return Error(ErrorKind::io, "cannot write '" + path + "': " + why);
-  };
-  if (!out->open(tmp.string(), spec)) throw fail(clean(out->geterror()));
-  // The writer asks after each chunk whether to go on: an interrupt stops it there.
-  auto stop = [](void* flag, float) { return flag && static_cast<const std::atomic<bool>*>(flag)->load(); };
-  const bool wrote = out->write_image(type_desc(image.type()), image.data(), OIIO::AutoStride, OIIO::AutoStride,
-                                      OIIO::AutoStride, stop, const_cast<std::atomic<bool>*>(cancel));
-  if (!wrote && !(cancel && cancel->load())) throw fail(clean(out->geterror()));
-  if (!out->close() && !(cancel && cancel->load())) throw fail(clean(out->geterror()));
-  if (cancel && cancel->load()) {
-    out.reset();
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    throw Error(ErrorKind::cancelled, "interrupted while writing '" + path + "'");
+    fs::remove(tmp_, ec);
+    committed_ = true;
+    throw Error(ErrorKind::cancelled, "interrupted while writing '" + path_ + "'");
   }
   std::error_code ec;
-  fs::rename(tmp, p, ec);
-  if (ec) throw fail("rename from temporary file failed: " + ec.message());
+  fs::rename(tmp_, path_, ec);
+  if (ec) fail("rename from temporary file failed: " + ec.message());
+  committed_ = true;
+}
+
+void write_image_file(const std::string& path, const Image& image, const OIIO::ImageSpec& in_spec,
+                      const std::atomic<bool>* cancel) {
+  if (in_spec.width != image.width() || in_spec.height != image.height() || in_spec.nchannels != image.channels())
+    throw Error(ErrorKind::io, "cannot write '" + path + "': the image is " + std::to_string(image.width()) + "x" +
+                                   std::to_string(image.height()) + "x" + std::to_string(image.channels()) +
+                                   ", its spec says " + std::to_string(in_spec.width) + "x" +
+                                   std::to_string(in_spec.height) + "x" + std::to_string(in_spec.nchannels));
+  FileRowSink sink(path, in_spec, image.type(), cancel);
+  sink.write(0, image.height(), image.data());
+  sink.commit();
 }
 
 }  // namespace clf

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "clf/image.hpp"
+#include "file_rows.hpp"
 
 namespace clf {
 

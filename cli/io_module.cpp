@@ -1,4 +1,5 @@
-// clf_io_module: clf_io (OpenImageIO) behind the IoModule table, exported for clfilter to load.
+// clf_io_module: clf_io's file sources and sinks (OpenImageIO) behind the IoModule table, exported
+// for clfilter to load at run time.
 #define BOOST_DLL_USE_STD_FS
 #include <boost/dll/alias.hpp>
 
@@ -7,19 +8,35 @@
 
 namespace {
 
-clf::LoadedImage read(const std::string& path, const std::function<clf::Image(int, int, int, clf::PixelType)>& allocate,
-                      const std::atomic<bool>* cancel) {
-  clf::ImageFile file = clf::read_image_file(path, allocate, 0, cancel);
-  return {std::move(file.image), std::make_shared<const OIIO::ImageSpec>(std::move(file.spec)),
-          std::move(file.warnings)};
+class Input final : public clf::InputFile {
+ public:
+  Input(const std::string& path, const std::atomic<bool>* cancel) : file(path, cancel) {}
+  clf::ImageShape shape() const override { return file.shape(); }
+  void read(int begin, int end, std::byte* rows) override { file.read(begin, end, rows); }
+  const std::vector<std::string>& warnings() const override { return file.warnings(); }
+  clf::FileRowSource file;
+};
+
+class Output final : public clf::OutputFile {
+ public:
+  Output(const std::string& path, const Input& like, const std::atomic<bool>* cancel)
+      : file(path, like.file.spec(), like.shape().type, cancel) {}
+  void write(int begin, int end, const std::byte* rows) override { file.write(begin, end, rows); }
+  void commit() override { file.commit(); }
+  clf::FileRowSink file;
+};
+
+std::unique_ptr<clf::InputFile> open_input(const std::string& path, const std::atomic<bool>* cancel) {
+  return std::make_unique<Input>(path, cancel);
 }
 
-void write(const std::string& path, const clf::Image& image, const void* spec, const std::atomic<bool>* cancel) {
-  clf::write_image_file(path, image, *static_cast<const OIIO::ImageSpec*>(spec), cancel);
+std::unique_ptr<clf::OutputFile> open_output(const std::string& path, const clf::InputFile& like,
+                                             const std::atomic<bool>* cancel) {
+  return std::make_unique<Output>(path, dynamic_cast<const Input&>(like), cancel);
 }
 
 const clf::IoModule* table() {
-  static const clf::IoModule io{read, clf::check_writable, write};
+  static const clf::IoModule io{open_input, open_output, clf::check_writable};
   return &io;
 }
 

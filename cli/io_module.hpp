@@ -2,7 +2,7 @@
 // OpenImageIO and the ~260 libraries it pulls in spend about 0.37 s in their initialisers before
 // main would run; loaded after main has taken charge of signals, that time is interruptible like
 // any other, and --help, --version and the listings start without it. No OpenImageIO type
-// crosses: the file's spec travels as an opaque handle.
+// crosses: files are RowSource / RowSink objects.
 #pragma once
 #include <atomic>
 #include <functional>
@@ -10,24 +10,29 @@
 #include <string>
 #include <vector>
 
-#include "clf/image.hpp"
+#include "clf/rows.hpp"
 
 namespace clf {
 
-struct LoadedImage {
-  Image image;
-  std::shared_ptr<const void> spec;   // the file's OIIO::ImageSpec, for writing the output
-  std::vector<std::string> warnings;  // what the output cannot keep (see ImageFile::warnings)
+// An input file as the streamer's row source; an output file as its sink, renamed into place by
+// commit() (until then the destination is untouched; destroyed uncommitted, nothing is left).
+class InputFile : public RowSource {
+ public:
+  // What the output cannot keep, one sentence each naming the file.
+  virtual const std::vector<std::string>& warnings() const = 0;
+};
+class OutputFile : public RowSink {
+ public:
+  virtual void commit() = 0;
 };
 
-// Every function throws clf::Error naming the file (see image_io.hpp for what each does).
+// Every function throws clf::Error naming the file (see file_rows.hpp for what each checks).
 struct IoModule {
-  LoadedImage (*read)(const std::string& path,
-                      const std::function<Image(int, int, int, PixelType)>& allocate,
-                      const std::atomic<bool>* cancel);
+  std::unique_ptr<InputFile> (*open_input)(const std::string& path, const std::atomic<bool>* cancel);
+  // Writes `path` with `like`'s metadata, windows, channel names and pixel format(s).
+  std::unique_ptr<OutputFile> (*open_output)(const std::string& path, const InputFile& like,
+                                             const std::atomic<bool>* cancel);
   void (*check_writable)(const std::string& path);
-  void (*write)(const std::string& path, const Image& image, const void* spec,
-                const std::atomic<bool>* cancel);
 };
 
 // Loads the module from <libdir>/clfilter beside libclfilter, once; it stays loaded until exit.

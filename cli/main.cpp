@@ -291,14 +291,13 @@ int run(int argc, char** argv) {
   const clf::IoModule& io = clf::io_module();
   check_interrupted("while loading the image-file module");
   io.check_writable(out_path);
+  // The file is streamed: its header now, its rows strip by strip during the run, while finished
+  // strips are encoded on the streamer's landing thread.
+  const std::unique_ptr<clf::InputFile> input = io.open_input(in_path, &interrupted);
+  if (!o.quiet)
+    for (const auto& warning : input->warnings()) std::cerr << "clfilter: warning: " << warning << "\n";
   auto device = clf::Device::open(o.device);
   check_interrupted("while opening the device");
-  // Pixels in page-locked memory: the device DMAs straight from the input and into the output.
-  auto pinned = [&](int w, int h, int c, clf::PixelType t) { return device->pinned_image(w, h, c, t); };
-  clf::LoadedImage input = io.read(in_path, pinned, &interrupted);
-  check_interrupted("after reading '" + in_path + "'");
-  if (!o.quiet)
-    for (const auto& warning : input.warnings) std::cerr << "clfilter: warning: " << warning << "\n";
 
   clf::Tuning tuning = device->tuning();
   if (variant) tuning.variant = *variant;
@@ -326,11 +325,10 @@ int run(int argc, char** argv) {
   o.run.profile = o.stats || !o.trace.empty();
   o.run.cancel = &interrupted;
   o.run.progress = [&](int done, int total) { progress.update(done, total); };
-  const clf::Image& img_in = input.image;
-  clf::Image output = pinned(img_in.width(), img_in.height(), img_in.channels(), img_in.type());
   const auto start = std::chrono::steady_clock::now();
-  clf::RunStats stats = pipeline.run(input.image, output, o.run);
-  io.write(out_path, output, input.spec.get(), &interrupted);
+  const std::unique_ptr<clf::OutputFile> output = io.open_output(out_path, *input, &interrupted);
+  clf::RunStats stats = pipeline.run(*input, *output, o.run);
+  output->commit();
   const double total_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!o.trace.empty()) clf::write_trace_json(stats, o.trace);
@@ -339,10 +337,10 @@ int run(int argc, char** argv) {
               << stats.slots << " slots\n";
   if (o.stats) std::cout << stats.summary() << "\n";
   if (!o.quiet) {
-    const auto& img = output;
-    std::cout << "clfilter: wrote " << out_path << " (" << img.width() << "x" << img.height() << ", "
-              << img.channels() << " channel" << (img.channels() == 1 ? "" : "s") << ", "
-              << clf::pixel_type_name(img.type()) << ") in " << int(total_ms + 0.5) << " ms\n";
+    const clf::ImageShape img = input->shape();
+    std::cout << "clfilter: wrote " << out_path << " (" << img.width << "x" << img.height << ", "
+              << img.channels << " channel" << (img.channels == 1 ? "" : "s") << ", "
+              << clf::pixel_type_name(img.type) << ") in " << int(total_ms + 0.5) << " ms\n";
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 
 #include "clf/error.hpp"
 #include "clf/registry.hpp"
+#include "host_copy.hpp"
 #include "streamer.hpp"
 
 namespace clf {
@@ -106,6 +107,42 @@ bool shares_memory(const Image& in, const Image& out) {
 }
 }  // namespace
 
+namespace {
+// An in-memory image as a row source or sink (the streamer's staged transport for heap images).
+class ImageRows final : public RowSource, public RowSink {
+ public:
+  explicit ImageRows(const Image& image, Image* writable = nullptr) : image_(image), writable_(writable) {}
+  ImageShape shape() const override {
+    return {image_.width(), image_.height(), image_.channels(), image_.type()};
+  }
+  void read(int begin, int end, std::byte* rows) override {
+    detail::copy_rows(rows, image_.row(begin), image_.row_bytes() * size_t(end - begin));
+  }
+  void write(int begin, int end, const std::byte* rows) override {
+    detail::copy_rows(writable_->row(begin), rows, image_.row_bytes() * size_t(end - begin));
+  }
+
+ private:
+  const Image& image_;
+  Image* writable_;
+};
+
+RunStats stream_images(Device& device, const std::vector<Filter*>& chain, const Image& in, Image& out,
+                       const RunOptions& options, detail::StreamResources& resources) {
+  if (out.width() != in.width() || out.height() != in.height() || out.channels() != in.channels() ||
+      out.type() != in.type())
+    out = Image(in.width(), in.height(), in.channels(), in.type());
+  ImageRows source(in), sink(out, &out);
+  detail::Endpoints ends;
+  ends.shape = source.shape();
+  ends.source = &source;
+  ends.sink = &sink;
+  ends.in = &in;
+  ends.out = &out;
+  return detail::stream(device, chain, ends, options, resources);
+}
+}  // namespace
+
 RunStats Pipeline::run(const Image& in, Image& out, const RunOptions& options) {
   if (in.empty()) throw Error(ErrorKind::usage, "Pipeline::run: empty input image");
   std::lock_guard<std::mutex> lock(*mutex_);
@@ -114,9 +151,22 @@ RunStats Pipeline::run(const Image& in, Image& out, const RunOptions& options) {
   if (&in == &out || shares_memory(in, out)) {
     // The streamer reads rows of `in` after writing earlier rows of `out`.
     Image copy = in;
-    return detail::stream(*device_, chain, copy, out, options, *resources_);
+    return stream_images(*device_, chain, copy, out, options, *resources_);
   }
-  return detail::stream(*device_, chain, in, out, options, *resources_);
+  return stream_images(*device_, chain, in, out, options, *resources_);
+}
+
+RunStats Pipeline::run(RowSource& source, RowSink& sink, const RunOptions& options) {
+  const ImageShape shape = source.shape();
+  checked_image_bytes(shape.width, shape.height, shape.channels, pixel_type_size(shape.type), "Pipeline::run source");
+  std::lock_guard<std::mutex> lock(*mutex_);
+  std::vector<Filter*> chain;
+  for (auto& link : links_) chain.push_back(link.filter.get());
+  detail::Endpoints ends;
+  ends.shape = shape;
+  ends.source = &source;
+  ends.sink = &sink;
+  return detail::stream(*device_, chain, ends, options, *resources_);
 }
 
 }  // namespace clf

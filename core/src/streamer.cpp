@@ -55,11 +55,11 @@ struct Layout {
 
   bool zero_copy = false;  // the host images are the upload/download buffers: none allocated
 
-  Layout(const std::vector<Filter*>& chain, const Image& image, int rows, bool in_place) : zero_copy(in_place) {
-    width = image.width();
-    height = image.height();
-    channels = image.channels();
-    type_size = pixel_type_size(image.type());
+  Layout(const std::vector<Filter*>& chain, const ImageShape& image, int rows, bool in_place) : zero_copy(in_place) {
+    width = image.width;
+    height = image.height;
+    channels = image.channels;
+    type_size = pixel_type_size(image.type);
     n = int(chain.size());
     strip_rows = std::min(rows, height);
     strips = (height + strip_rows - 1) / strip_rows;
@@ -156,12 +156,16 @@ double busy_ms(std::vector<std::pair<double, double>> spans) {
 
 class Run {
  public:
-  Run(Device& device, const std::vector<Filter*>& chain, const Image& in, Image& out,
+  Run(Device& device, const std::vector<Filter*>& chain, const Endpoints& ends,
       const RunOptions& options, const Layout& layout, int slots, StreamResources& resources)
-      : device_(device), chain_(chain), in_(in), out_(out), options_(options), layout_(layout),
-        slots_(slots), res_(resources) {}
+      : device_(device), chain_(chain), ends_(ends), shape_(ends.shape), options_(options), layout_(layout),
+        slots_(slots), res_(resources), in_pinned_(ends.in && ends.in->pinned()),
+        out_pinned_(ends.out && ends.out->pinned()) {}
 
   void execute(RunStats& stats);
+  // Rows were taken from the source: a run that fails now cannot be retried from row 0 unless the
+  // whole input is in memory.
+  bool source_used() const { return source_used_; }
 
  private:
   void make_queues();
@@ -176,8 +180,8 @@ class Run {
 
   Device& device_;
   const std::vector<Filter*>& chain_;
-  const Image& in_;
-  Image& out_;
+  const Endpoints& ends_;
+  const ImageShape shape_;
   const RunOptions& options_;
   const Layout& layout_;
   const int slots_;
@@ -187,6 +191,8 @@ class Run {
   cl::Kernel &unpack_ = res_.unpack, &pack_ = res_.pack, &pad_rows_ = res_.pad_rows, &pad_cols_ = res_.pad_cols;
   int& pack_vector_ = res_.pack_vector;
   std::vector<Slot>& ring_ = res_.ring;
+  const bool in_pinned_, out_pinned_;       // DMA straight from / to the whole images
+  bool source_used_ = false;
   bool final_in_place_ = false;             // the last stage writes the output image itself
   cl::Buffer in_place_in_, in_place_out_;  // zero-copy: buffers over the host images
 
@@ -219,7 +225,7 @@ class Run {
 void Run::make_queues() {
   const int vw = device_.tuning().vector_width;
   const std::string key = std::to_string(options_.queues) + (options_.profile ? " profiled " : " ") +
-                          pixel_type_name(in_.type()) + " " + std::to_string(in_.channels()) + " " + std::to_string(vw);
+                          pixel_type_name(shape_.type) + " " + std::to_string(shape_.channels) + " " + std::to_string(vw);
   if (res_.queues_key == key) return;
   res_.queues_key.clear();
   const cl_command_queue_properties props = options_.profile ? CL_QUEUE_PROFILING_ENABLE : 0;
@@ -232,9 +238,9 @@ void Run::make_queues() {
     queues_[q] = cl::CommandQueue(device_.context(), device_.device(), props, &err);
     cl_check(err, "clCreateCommandQueue", track_names[q]);
   }
-  const int pixel = int(in_.type());  // PixelType order matches CLF_PIXEL in pack.cl
+  const int pixel = int(shape_.type);  // PixelType order matches CLF_PIXEL in pack.cl
   // Single-channel rows convert a vector of pixels per work-item where the device likes vectors.
-  pack_vector_ = in_.channels() == 1 && vw > 1 ? vw : 1;
+  pack_vector_ = shape_.channels == 1 && vw > 1 ? vw : 1;
   std::string options = "-D CLF_PIXEL=" + std::to_string(pixel);
   if (pack_vector_ > 1) options += " -D VW=" + std::to_string(pack_vector_);
   cl::Program pack = device_.build("clf_pack", clf_kernel_pack_cl, options);
@@ -248,24 +254,26 @@ void Run::make_queues() {
 
 void Run::make_slots() {
   if (layout_.zero_copy) {
+    const Image& in = *ends_.in;
+    Image& out = *ends_.out;
     cl_int err = CL_SUCCESS;
     // The kernels only read `in`; OpenCL's host-pointer buffers are not const-typed.
-    in_place_in_ = cl::Buffer(device_.context(), CL_MEM_USE_HOST_PTR | CL_MEM_READ_ONLY, in_.byte_size(),
-                              const_cast<std::byte*>(in_.data()), &err);
+    in_place_in_ = cl::Buffer(device_.context(), CL_MEM_USE_HOST_PTR | CL_MEM_READ_ONLY, in.byte_size(),
+                              const_cast<std::byte*>(in.data()), &err);
     cl_check(err, "clCreateBuffer", "input image in place");
-    in_place_out_ = cl::Buffer(device_.context(), CL_MEM_USE_HOST_PTR | CL_MEM_WRITE_ONLY, out_.byte_size(),
-                               out_.data(), &err);
+    in_place_out_ = cl::Buffer(device_.context(), CL_MEM_USE_HOST_PTR | CL_MEM_WRITE_ONLY, out.byte_size(),
+                               out.data(), &err);
     cl_check(err, "clCreateBuffer", "output image in place");
     // f32 single-channel output has the layout of a float plane: no pack pass needed.
-    final_in_place_ = out_.type() == PixelType::f32 && out_.channels() == 1 &&
-                      out_.byte_size() / sizeof(float) <= max_buffer_floats;
+    final_in_place_ = out.type() == PixelType::f32 && out.channels() == 1 &&
+                      out.byte_size() / sizeof(float) <= max_buffer_floats;
   }
   const Layout& L = layout_;
   const std::string key = std::to_string(slots_) + " " + std::to_string(L.upload_bytes) + " " +
                           std::to_string(L.download_bytes) + " " + std::to_string(L.work_floats) + " " +
                           std::to_string(L.temp_floats) + " " + std::to_string(L.max_temps) +
-                          (L.zero_copy ? " in place" : "") + (in_.pinned() ? " pinned in" : "") +
-                          (out_.pinned() ? " pinned out" : "");
+                          (L.zero_copy ? " in place" : "") + (in_pinned_ ? " pinned in" : "") +
+                          (out_pinned_ ? " pinned out" : "");
   if (res_.ring_key == key) return;
   res_.ring_key.clear();
   ring_.clear();  // free the old ring before the new one is counted against the budget
@@ -279,8 +287,8 @@ void Run::make_slots() {
     slot.down = device_.alloc(layout_.download_bytes, "download strip", CL_MEM_WRITE_ONLY);
     // Pinned host staging, unless the image itself is pinned: DMA runs from/to it while kernels
     // run (pageable memory is several times slower and serialises on a bounce buffer).
-    if (!in_.pinned()) slot.staging_in = device_.pinned(layout_.upload_bytes, "pinned upload staging");
-    if (!out_.pinned()) slot.staging_out = device_.pinned(layout_.download_bytes, "pinned download staging");
+    if (!in_pinned_) slot.staging_in = device_.pinned(layout_.upload_bytes, "pinned upload staging");
+    if (!out_pinned_) slot.staging_out = device_.pinned(layout_.download_bytes, "pinned download staging");
   }
   res_.ring_key = key;
 }
@@ -295,7 +303,7 @@ void Run::plan_uploads() {
     if (i > 0 && !layout_.zero_copy && slots_ >= 2) {
       const Range prev = layout_.rows(0, layout_.strip(i - 1));
       const int begin = std::min(up_rows.end, std::max(up_rows.begin, prev.end));
-      const uint64_t shared_bytes = uint64_t(begin - up_rows.begin) * in_.row_bytes();
+      const uint64_t shared_bytes = uint64_t(begin - up_rows.begin) * shape_.row_bytes();
       if (begin > up_rows.begin && up_rows.begin >= fresh_.back().begin &&
           shared_bytes >= options_.device_halo_copy_bytes)
         fresh.begin = begin;
@@ -308,7 +316,7 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
   const Layout& L = layout_;
   const Range strip = L.strip(index);
   const Range up_rows = L.rows(0, strip);
-  const size_t row_bytes = in_.row_bytes();
+  const size_t row_bytes = shape_.row_bytes();
   const bool profile = options_.profile;
   const std::string tag = "strip " + std::to_string(index) + " ";
 
@@ -318,12 +326,14 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
   const Range fresh = fresh_[size_t(index)];
   const size_t fresh_offset = row_bytes * size_t(fresh.begin - up_rows.begin);
 
-  // Host pack: the new rows, into pinned memory (a pinned image is DMA'd directly; in place, the
-  // unpack kernel reads the image itself).
-  const void* upload_from = in_.row(fresh.begin);
-  if (!in_.pinned() && !L.zero_copy && fresh.size() > 0) {
+  // Host pack: the new rows from the source, into pinned memory (a pinned image is DMA'd directly;
+  // in place, the unpack kernel reads the image itself).
+  const void* upload_from = in_pinned_ ? ends_.in->row(fresh.begin) : nullptr;
+  if (!in_pinned_ && !L.zero_copy && fresh.size() > 0) {
     const auto pack_start = Clock::now();
-    copy_rows(slot.staging_in.data + fresh_offset, upload_from, row_bytes * fresh.size());
+    ends_.source->discard_before(up_rows.begin);
+    source_used_ = true;
+    ends_.source->read(fresh.begin, fresh.end, slot.staging_in.data + fresh_offset);
     upload_from = slot.staging_in.data + fresh_offset;
     if (profile) {
       std::lock_guard<std::mutex> lock(spans_mutex_);
@@ -517,7 +527,7 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     // The strip's output rows are in the image already; mapping them is OpenCL's way of saying the
     // host may read them (a no-op on CPU devices that use the host pointer).
     cl_int err = CL_SUCCESS;
-    const size_t offset = out_.row_bytes() * size_t(strip.begin), bytes = out_.row_bytes() * strip.size();
+    const size_t offset = row_bytes * size_t(strip.begin), bytes = row_bytes * strip.size();
     void* mapped = queues_[1].enqueueMapBuffer(in_place_out_, CL_FALSE, CL_MAP_READ, offset, bytes, &computed,
                                                &downloaded, &err);
     cl_check(err, "clEnqueueMapBuffer", tag + "output rows");
@@ -527,8 +537,8 @@ void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
     return;
   }
 
-  void* download_to = out_.pinned() ? static_cast<void*>(out_.row(strip.begin)) : slot.staging_out.data;
-  cl_check(queues_[2].enqueueReadBuffer(slot.down.get(), CL_FALSE, 0, out_.row_bytes() * strip.size(),
+  void* download_to = out_pinned_ ? static_cast<void*>(ends_.out->row(strip.begin)) : slot.staging_out.data;
+  cl_check(queues_[2].enqueueReadBuffer(slot.down.get(), CL_FALSE, 0, row_bytes * strip.size(),
                                         download_to, &computed, &downloaded),
            "clEnqueueReadBuffer", tag + "download");
   if (profile) recorded_.push_back({downloaded, tag + "download", 2});
@@ -550,8 +560,8 @@ void Run::worker_loop() {
       job.wait_downloaded();
       const auto start = Clock::now();
       const Range strip = layout_.strip(job.index);
-      const bool in_place = out_.pinned() || layout_.zero_copy;
-      if (!in_place) copy_rows(out_.row(strip.begin), job.slot->staging_out.data, out_.row_bytes() * strip.size());
+      const bool in_place = out_pinned_ || layout_.zero_copy;
+      if (!in_place) ends_.sink->write(strip.begin, strip.end, job.slot->staging_out.data);
       if (options_.profile && !in_place) {
         std::lock_guard<std::mutex> lock(spans_mutex_);
         host_spans_.push_back({4, "strip " + std::to_string(job.index) + " unpack", start, Clock::now()});
@@ -591,7 +601,7 @@ void Run::execute(RunStats& stats) {
   // them the device orders slot reuse by events (enqueue_strip) and this thread alone enqueues up
   // to enqueue_ahead strips past the ring, landing the oldest as it goes: no host wake-up sits
   // between strips, and Ctrl-C still stops within a few strips.
-  const bool host_copies = layout_.zero_copy || !in_.pinned() || !out_.pinned();
+  const bool host_copies = layout_.zero_copy || !in_pinned_ || !out_pinned_;
   const auto t0 = Clock::now();
   std::exception_ptr error;
   if (!host_copies) {
@@ -662,8 +672,8 @@ void Run::finish_stats(RunStats& stats, Clock::time_point t0) {
   stats.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   stats.host_enqueue_ms = enqueue_us_ / 1000.0;
   stats.bytes_uploaded = 0;
-  for (int i = 0; i < layout_.strips; ++i) stats.bytes_uploaded += in_.row_bytes() * fresh_[size_t(i)].size();
-  stats.bytes_downloaded = out_.byte_size();
+  for (int i = 0; i < layout_.strips; ++i) stats.bytes_uploaded += shape_.row_bytes() * fresh_[size_t(i)].size();
+  stats.bytes_downloaded = shape_.row_bytes() * size_t(shape_.height);
   if (options_.profile) collect(stats, t0);
 }
 
@@ -709,7 +719,7 @@ uint64_t StreamResources::ring_bytes() const {
   return bytes;
 }
 
-RunStats stream(Device& device, const std::vector<Filter*>& chain, const Image& in, Image& out,
+RunStats stream(Device& device, const std::vector<Filter*>& chain, const Endpoints& ends,
                 const RunOptions& options, StreamResources& resources) {
   if (options.slots < 1 || options.slots > 64)
     throw Error(ErrorKind::usage, "slots must be in [1, 64] (got " + std::to_string(options.slots) + ")");
@@ -717,19 +727,17 @@ RunStats stream(Device& device, const std::vector<Filter*>& chain, const Image& 
     throw Error(ErrorKind::usage, "queues must be 1 or 3 (got " + std::to_string(options.queues) + ")");
   if (options.strip_rows < 0)
     throw Error(ErrorKind::usage, "strip rows must be >= 0 (got " + std::to_string(options.strip_rows) + ")");
-  if (out.width() != in.width() || out.height() != in.height() || out.channels() != in.channels() ||
-      out.type() != in.type())
-    out = Image(in.width(), in.height(), in.channels(), in.type());
-
+  const ImageShape& in = ends.shape;
   const DeviceInfo& info = device.info();
   // In place only where the images fit one buffer each (the driver refuses larger host-pointer
   // buffers with CL_INVALID_BUFFER_SIZE); larger images stream in strips like on a GPU.
   const uint64_t max_alloc = device.max_alloc_bytes();
-  const bool zero_copy = options.zero_copy && info.is_cpu && in.byte_size() <= max_alloc;
+  const bool zero_copy = options.zero_copy && info.is_cpu && ends.in && ends.out &&
+                         ends.in->byte_size() <= max_alloc;
   uint64_t budget = options.max_device_memory ? options.max_device_memory : default_budget(info);
   // Filter weights and the like, already allocated (a ring kept from the last run is this run's).
   const uint64_t fixed = device.bytes_in_use() - resources.ring_bytes();
-  const int height = in.height();
+  const int height = in.height;
   RunStats stats;
   stats.queues = options.queues;
   int requested_rows = options.strip_rows;
@@ -797,15 +805,22 @@ RunStats stream(Device& device, const std::vector<Filter*>& chain, const Image& 
     stats.device_budget = budget;
     stats.retries = attempt;
     stats.zero_copy = zero_copy;
+    bool rows_consumed = false;
     try {
-      Run run(device, chain, in, out, options, layout, slots, resources);
-      run.execute(stats);
+      Run run(device, chain, ends, options, layout, slots, resources);
+      try {
+        run.execute(stats);
+      } catch (...) {
+        rows_consumed = run.source_used() && !ends.in;
+        throw;
+      }
       stats.device_bytes_peak = device.peak_bytes_in_use();
       return stats;
     } catch (const Error& e) {
       resources.clear();  // queues that saw a failure, buffers sized for the failed layout
-      // Out of device memory: retry with half the working set, down to one-row strips.
-      if (!e.is_out_of_memory() || (layout.strip_rows == 1 && slots == 1)) throw;
+      // Out of device memory: retry with half the working set, down to one-row strips (unless a
+      // source that cannot rewind has handed out rows already).
+      if (!e.is_out_of_memory() || (layout.strip_rows == 1 && slots == 1) || rows_consumed) throw;
       budget = fixed + uint64_t(slots) * layout.slot_bytes() / 2;
       requested_rows = 0;
       stats.trace.clear();

@@ -6,6 +6,7 @@
 #include "clf/filter.hpp"
 #include "clf/image.hpp"
 #include "clf/pipeline.hpp"
+#include "clf/rows.hpp"
 #include "clf/stats.hpp"
 
 namespace clf::detail {
@@ -35,7 +36,18 @@ struct StreamResources {
   void clear() { *this = StreamResources(); }
 };
 
-RunStats stream(Device& device, const std::vector<Filter*>& chain, const Image& in, Image& out,
+// What a run reads and writes. Rows go through `source` and `sink` (pinned staging on the host
+// side), except where whole images allow better: `in` / `out` pinned are DMA'd from and to
+// directly, and on CPU devices both images are used in place (zero-copy).
+struct Endpoints {
+  ImageShape shape;
+  RowSource* source = nullptr;
+  RowSink* sink = nullptr;
+  const Image* in = nullptr;  // optional: the whole input in memory
+  Image* out = nullptr;       // optional: the whole output in memory
+};
+
+RunStats stream(Device& device, const std::vector<Filter*>& chain, const Endpoints& ends,
                 const RunOptions& options, StreamResources& resources);
 
 }  // namespace clf::detail

@@ -6,4 +6,5 @@
 #include "clf/image.hpp"
 #include "clf/pipeline.hpp"
 #include "clf/registry.hpp"
+#include "clf/rows.hpp"
 #include "clf/stats.hpp"

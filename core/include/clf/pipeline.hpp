@@ -9,6 +9,7 @@
 
 #include "clf/filter.hpp"
 #include "clf/image.hpp"
+#include "clf/rows.hpp"
 #include "clf/stats.hpp"
 
 namespace clf {
@@ -62,6 +63,11 @@ class Pipeline {
   // stay allocated for the next run of the same shape (they count against the device's budget
   // until the Pipeline goes).
   RunStats run(const Image& in, Image& out, const RunOptions& options = {});
+  // Streams rows from `source` to `sink` (files, or anything else not held in memory whole): host
+  // memory stays within a few strips (slots x strip rows plus the halo), whatever the height.
+  // Output is bit-identical to run() on the same pixels. A chain with a wrap border needs the
+  // whole image on the device: its one strip is the whole image.
+  RunStats run(RowSource& source, RowSink& sink, const RunOptions& options = {});
 
  private:
   std::shared_ptr<Device> device_;
