@@ -17,7 +17,7 @@ const IoModule& io_module() {
     // Never unloaded: OpenImageIO keeps threads and caches until the process ends.
     auto* library = new boost::dll::shared_library;
     boost::dll::fs::error_code ec;
-    library->load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
+    library->load(path, boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local, ec);
     if (ec || !library->has("clf_io_module"))
       throw Error(ErrorKind::io, "cannot load clfilter's image-file module '" + path.string() + "': " +
                                      (ec ? ec.message() : "no clf_io_module symbol") +

@@ -13,6 +13,7 @@ class Input final : public clf::InputFile {
   Input(const std::string& path, const std::atomic<bool>* cancel) : file(path, cancel) {}
   clf::ImageShape shape() const override { return file.shape(); }
   void read(int begin, int end, std::byte* rows) override { file.read(begin, end, rows); }
+  void discard_before(int row) override { file.discard_before(row); }
   const std::vector<std::string>& warnings() const override { return file.warnings(); }
   clf::FileRowSource file;
 };

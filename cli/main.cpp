@@ -288,6 +288,8 @@ int run(int argc, char** argv) {
   if (!o.variant.empty()) variant = clf::parse_variant(o.variant);
   clf::Tuning tile;
   if (!o.tile.empty()) clf::parse_tile(o.tile, tile, "--tile");
+  // Loading OpenImageIO and opening the device cannot overlap: both hold the dynamic loader's lock
+  // (measured: no gain from a loading thread).
   const clf::IoModule& io = clf::io_module();
   check_interrupted("while loading the image-file module");
   io.check_writable(out_path);

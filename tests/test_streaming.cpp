@@ -209,3 +209,68 @@ TEST_CASE("rows shared by neighbouring strips cross the bus once: the unpack rea
     }
   }
 }
+
+namespace {
+// A source that holds the streamer to the RowSource contract as a sequential file reader needs
+// it: discard points never go back, reads never ask for discarded rows; it counts the rows it
+// must keep, and its sink checks that rows come once, in order.
+class StrictRows final : public clf::RowSource, public clf::RowSink {
+ public:
+  StrictRows(const clf::Image& in, clf::Image& out) : in_(in), out_(out) {}
+  clf::ImageShape shape() const override { return {in_.width(), in_.height(), in_.channels(), in_.type()}; }
+  void discard_before(int row) override {
+    if (row < discarded_) broken = "discard point went back from " + std::to_string(discarded_) + " to " + std::to_string(row);
+    discarded_ = row;
+  }
+  void read(int begin, int end, std::byte* rows) override {
+    if (begin < discarded_) broken = "read from " + std::to_string(begin) + " after discarding to " + std::to_string(discarded_);
+    read_end_ = std::max(read_end_, end);
+    max_kept = std::max(max_kept, read_end_ - discarded_);
+    std::memcpy(rows, in_.row(begin), in_.row_bytes() * size_t(end - begin));
+  }
+  void write(int begin, int end, const std::byte* rows) override {
+    if (begin != written_) broken = "wrote rows from " + std::to_string(begin) + " after " + std::to_string(written_);
+    written_ = end;
+    std::memcpy(out_.row(begin), rows, out_.row_bytes() * size_t(end - begin));
+  }
+  std::string broken;
+  int max_kept = 0;
+
+ private:
+  const clf::Image& in_;
+  clf::Image& out_;
+  int discarded_ = 0, read_end_ = 0, written_ = 0;
+};
+}  // namespace
+
+TEST_CASE("a row source and sink stream the bytes of a whole-image run, reading forward with a bounded window") {
+  const clf::Image in = test::random_image(53, 71, 2, clf::PixelType::u16, 33);
+  const std::vector<std::vector<std::string>> chains = {
+      {"gaussian:sigma=1.5,border=reflect"},
+      {"box:radius=2,border=constant,border_value=9", "sobel:border=replicate"},
+      {"convolve:kernel=1,2,1;0,0,0;-1,-2,-1", "gaussian:sigma=1,border=reflect101", "box:radius=1"},
+      {"box:radius=1,border=wrap"},  // wrap: one strip, the whole image
+  };
+  for (const auto& chain : chains) {
+    const clf::Image expect = whole(chain, in);
+    clf::Pipeline p(test::device());
+    for (const auto& s : chain) p.add(test::registry(), s);
+    const int halo = p.halo().y;
+    for (int rows : {1, 2, 5, 16, 71})
+      for (int slots : {1, 2, 3}) {
+        INFO("chain starting " << chain[0] << ", strip rows " << rows << ", slots " << slots);
+        clf::Image out(in.width(), in.height(), in.channels(), in.type());
+        StrictRows rows_io(in, out);
+        clf::RunOptions o;
+        o.strip_rows = rows;
+        o.slots = slots;
+        o.device_halo_copy_bytes = (rows + slots) % 2 ? 0 : uint64_t(1) << 40;  // shared rows on and off
+        p.run(rows_io, rows_io, o);
+        CHECK(rows_io.broken.empty());
+        INFO(rows_io.broken);
+        REQUIRE(test::identical(out, expect));
+        if (chain[0].find("wrap") == std::string::npos)  // a strip and its halo above and below
+          CHECK(rows_io.max_kept <= rows + 2 * halo);
+      }
+  }
+}

@@ -749,16 +749,15 @@ RunStats stream(Device& device, const std::vector<Filter*>& chain, const Endpoin
              L.temp_floats * sizeof(float) <= max_alloc;
     };
     int slots = options.slots;
-    // Strip height: the user's, else strips of a few MiB of pixels as transferred (device memory
-    // stays flat as images grow), capped by the budget. A strip costs ~6 commands of host time
-    // (2.4-5 us each on the H100), and the last strip's transfer and compute overlap nothing.
-    // Measured, sobel host->host (docs/PERFORMANCE.md): on the H100 4 MiB strips, at least 2
-    // (3840x2160 u8 RGBA: 4 strips 1.36x the bare transfer, 8 (4 MiB) 1.25x, 16 1.25x, 32 2.58x);
-    // on PoCL 8 MiB, at least 4 (4 MiB strips were no faster).
+    // Strip height: the user's, else strips of a few MiB (device memory stays flat as images grow),
+    // capped by the budget. GPUs: 4 MiB of pixels as transferred, at least 2 strips (a strip costs
+    // ~6 commands of host time; the last strip's transfer and compute overlap nothing). CPUs: 4 MiB
+    // of the float planes the kernels work on, at least 4 strips, so that a strip's planes stay in
+    // the caches between passes (docs/PERFORMANCE.md has both measurements).
     int rows = requested_rows;
     if (rows == 0) {
-      const uint64_t row_bytes = in.row_bytes();
-      const uint64_t strip_bytes = uint64_t(info.is_gpu ? 4 : 8) << 20;
+      const uint64_t row_bytes = info.is_gpu ? in.row_bytes() : uint64_t(in.width) * in.channels * sizeof(float);
+      const uint64_t strip_bytes = uint64_t(4) << 20;
       const int min_strips = info.is_gpu ? 2 : 4;
       const int by_bytes = int(std::max<uint64_t>(1, strip_bytes / row_bytes));
       const int strips = std::max((height + by_bytes - 1) / by_bytes, std::min(min_strips, height));

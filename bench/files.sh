@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# File to file, side by side with libvips (Debian's libvips-tools), in one run: wall time and peak
+# RSS of `clfilter IN OUT -f gaussian:sigma=3` and of `vips gaussblur IN OUT 3` with the same
+# kernel extent, on the files issue 12 names, made here:
+#   photo.jpg  3840x2160 RGB JPEG (smooth noise over a checkerboard: photo-like entropy)
+#   big.tif    16384x16384 RGB u8, 256x256 tiles, uncompressed (805 MB)
+#   huge.tif   65536x65536 RGB u8 tiled (12.9 GB; only with --huge: needs ~13 GB of disk twice)
+# Usage: bench/files.sh [--reps N] [--huge] [--keep]     (run from the project root, after the build)
+# Prints one table; the median of N runs (default 3) for each tool, alternating, so both see the
+# same machine state. vips's --min-ampl 0.001 gives radius 11 at sigma 3 (clfilter, as OpenCV:
+# radius 12); 0.001 is the smallest vips 8.14 accepts.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+reps=3 huge=0 keep=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --reps) reps=$2; shift 2 ;;
+    --huge) huge=1; shift ;;
+    --keep) keep=1; shift ;;
+    *) echo "usage: bench/files.sh [--reps N] [--huge] [--keep]" >&2; exit 2 ;;
+  esac
+done
+clf=$root/build/bin/clfilter
+[ -x "$clf" ] || { echo "build first: bash scripts/setup.sh" >&2; exit 1; }
+command -v vips >/dev/null || { echo "vips not found: apt-get install libvips-tools (scripts/setup.sh does)" >&2; exit 1; }
+work=$root/out/bench-files
+mkdir -p "$work"
+cd "$work"
+[ -f photo.jpg ] || oiiotool --pattern noise:type=gaussian:mean=0.5:stddev=0.2 3840x2160 3 --blur 9x9 \
+  --pattern checker:width=240:height=240:color1=0.2,0.3,0.4:color2=0.8,0.7,0.6 3840x2160 3 --add \
+  -d uint8 -o photo.jpg
+# A noise image of width x height as an RGB u8 tiled TIFF, made by vips a strip at a time.
+make_tiff() {
+  vips gaussnoise "$1.noise.v" "$2" "$3" --mean 128 --sigma 40
+  vips cast "$1.noise.v" "$1.u8.v" uchar && rm -f "$1.noise.v"
+  vips bandjoin "$1.u8.v $1.u8.v $1.u8.v" "$1.rgb.v" && rm -f "$1.u8.v"
+  vips copy "$1.rgb.v" "$1[tile,tile-width=256,tile-height=256,compression=none${4:-}]" && rm -f "$1.rgb.v"
+}
+[ -f big.tif ] || make_tiff big.tif 16384 16384
+[ "$huge" = 1 ] && { [ -f huge.tif ] || make_tiff huge.tif 65536 65536 ",bigtiff"; }
+
+# Runs "$@" and prints "seconds peak_KiB".
+measure() { /usr/bin/time -f "%e %M" "$@" 2>&1 >/dev/null | tail -1; }
+median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+
+files=(photo.jpg big.tif)
+[ "$huge" = 1 ] && files+=(huge.tif)
+printf "%-10s %12s %12s %8s %14s %14s\n" file clfilter_s vips_s ratio clf_rss_MiB vips_rss_MiB
+for f in "${files[@]}"; do
+  ext=${f##*.}
+  : >clf.txt; : >vips.txt
+  for _ in $(seq "$reps"); do
+    measure "$clf" "$f" "out_clf.$ext" -f gaussian:sigma=3 -q >>clf.txt
+    measure vips gaussblur "$f" "out_vips.$ext" 3 --min-ampl 0.001 --precision float >>vips.txt
+  done
+  c=$(cut -d' ' -f1 clf.txt | median) v=$(cut -d' ' -f1 vips.txt | median)
+  cm=$(cut -d' ' -f2 clf.txt | sort -n | tail -1) vm=$(cut -d' ' -f2 vips.txt | sort -n | tail -1)
+  printf "%-10s %12s %12s %8s %14s %14s\n" "$f" "$c" "$v" "$(awk -v c="$c" -v v="$v" 'BEGIN{printf "%.2fx", v/c}')" \
+    $((cm / 1024)) $((vm / 1024))
+done
+echo "(ratio = vips time / clfilter time: above 1 clfilter is faster; rss = peak resident set)"
+[ "$keep" = 1 ] || rm -f out_clf.* out_vips.* clf.txt vips.txt
