@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <sstream>
@@ -18,6 +20,7 @@
 
 #include "clf/clf.hpp"
 #include "io_module.hpp"
+#include "jobs.hpp"
 
 namespace {
 
@@ -110,7 +113,8 @@ Examples:
 
 struct Options {
   std::vector<std::string> positional, filters, plugin_dirs;
-  std::string device, variant, tile, trace;
+  std::string device, variant, tile, trace, output_dir, frames;
+  int jobs = 0;  // 0: one per core, at most 4
   std::optional<std::string> list_filters;
   bool list_devices = false, help = false, version = false, stats = false, quiet = false,
        verbose = false;
@@ -177,6 +181,9 @@ Options parse_args(int argc, char** argv) {
       o.run.zero_copy = v == "on";
     } else if (arg == "--stats") o.stats = true;
     else if (arg == "--trace") o.trace = next();
+    else if (arg == "-o" || arg == "--output-dir") o.output_dir = next();
+    else if (arg == "--frames") o.frames = next();
+    else if (arg == "-j" || arg == "--jobs") o.jobs = parse_int(arg, next(), 1, 256);
     else if (arg == "--list-filters") {
       o.list_filters = "";
       if (has_inline) o.list_filters = value;
@@ -222,15 +229,18 @@ void report_plugin_issues(const clf::Registry& registry, bool quiet) {
     std::cerr << "clfilter: warning: plugin " << issue.path << ": " << issue.reason << "\n";
 }
 
+// One line on stderr that a long job redraws: strips of one file, or files of a batch. Updated
+// from any thread; drawn only on a terminal, and only after half a second.
 class Progress {
  public:
-  Progress(bool enabled) : enabled_(enabled && ::isatty(STDERR_FILENO)), start_(Clock::now()) {}
+  Progress(bool enabled, const char* unit)
+      : enabled_(enabled && ::isatty(STDERR_FILENO)), unit_(unit), start_(Clock::now()) {}
   void update(int done, int total) {
-    // Only for long jobs: a bar that flashes for 50 ms is noise.
+    std::lock_guard<std::mutex> lock(mutex_);
     if (!enabled_ || Clock::now() - start_ < std::chrono::milliseconds(500)) return;
     const int width = 30, filled = total ? done * width / total : width;
-    std::fprintf(stderr, "\rclfilter: [%.*s%*s] %d/%d strips", filled,
-                 "##############################", width - filled, "", done, total);
+    std::fprintf(stderr, "\rclfilter: [%.*s%*s] %d/%d %s", filled, "##############################",
+                 width - filled, "", done, total, unit_);
     shown_ = true;
   }
   ~Progress() {
@@ -239,9 +249,177 @@ class Progress {
 
  private:
   using Clock = std::chrono::steady_clock;
+  std::mutex mutex_;
   bool enabled_, shown_ = false;
+  const char* unit_;
   Clock::time_point start_;
 };
+
+using Chain = std::vector<std::pair<std::shared_ptr<const clf::FilterFactory>, clf::FilterSpec>>;
+
+// Everything that can be checked without the device or the pixels: each spec parsed, its filter
+// found and its parameters validated.
+Chain check_chain(const clf::Registry& registry, const std::vector<std::string>& filters) {
+  if (filters.empty()) throw usage_error("no --filter given (e.g. --filter sobel; --list-filters shows them all)");
+  Chain chain;
+  for (const auto& text : filters) {
+    clf::FilterSpec spec = clf::parse_filter_spec(text);
+    auto factory = registry.get(spec.name);
+    clf::validate_params(factory->name(), factory->params(), spec.params);
+    chain.emplace_back(factory, spec);
+  }
+  return chain;
+}
+
+// The device with the command line's kernel variant and tile.
+std::shared_ptr<clf::Device> open_device(const Options& o) {
+  std::optional<clf::Variant> variant;
+  if (!o.variant.empty()) variant = clf::parse_variant(o.variant);
+  clf::Tuning tile;
+  if (!o.tile.empty()) clf::parse_tile(o.tile, tile, "--tile");
+  auto device = clf::Device::open(o.device);
+  check_interrupted("while opening the device");
+  clf::Tuning tuning = device->tuning();
+  if (variant) tuning.variant = *variant;
+  if (!o.tile.empty()) {
+    tuning.tile_width = tile.tile_width;
+    tuning.tile_height = tile.tile_height;
+    tuning.group_width = tile.group_width;
+  }
+  device->set_tuning(tuning);
+  if (o.verbose) std::cerr << "clfilter: device " << device->info().label() << "\n";
+  return device;
+}
+
+// A pipeline with the chain built on `device` (programs come from the device's cache after the
+// first pipeline). A build cut short by Ctrl-C is reported as the interrupt it is.
+std::unique_ptr<clf::Pipeline> build_pipeline(const std::shared_ptr<clf::Device>& device, const Chain& chain,
+                                              bool verbose) {
+  auto pipeline = std::make_unique<clf::Pipeline>(device);
+  for (auto& [factory, spec] : chain) {
+    try {
+      pipeline->add(factory, spec.params);
+    } catch (const clf::Error&) {
+      check_interrupted("while building " + spec.name);
+      throw;
+    }
+    check_interrupted("after building " + spec.name);
+    if (verbose) std::cerr << "clfilter: filter " << pipeline->filter(pipeline->size() - 1).describe() << "\n";
+  }
+  return pipeline;
+}
+
+void print_warnings(const clf::InputFile& input, bool quiet) {
+  if (!quiet)
+    for (const auto& warning : input.warnings()) std::cerr << "clfilter: warning: " << warning << "\n";
+}
+
+std::string describe(const std::string& path, const clf::ImageShape& img) {
+  return path + " (" + std::to_string(img.width) + "x" + std::to_string(img.height) + ", " +
+         std::to_string(img.channels) + " channel" + (img.channels == 1 ? "" : "s") + ", " +
+         clf::pixel_type_name(img.type) + ")";
+}
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+// IN OUT: the file is streamed (its header first, so a bad IN fails before the device opens;
+// then its rows strip by strip, decoded on this thread and encoded on the streamer's landing
+// thread while the device works), written to a temporary file, renamed over OUT.
+int run_one(const Options& o, const clf::Registry& registry, const clf::FileJob& job) {
+  const Chain chain = check_chain(registry, o.filters);
+  const clf::IoModule& io = clf::io_module();
+  check_interrupted("while loading the image-file module");
+  io.check_writable(job.out);
+  const std::unique_ptr<clf::InputFile> input = io.open_input(job.in, &interrupted);
+  print_warnings(*input, o.quiet);
+  auto device = open_device(o);
+  auto pipeline = build_pipeline(device, chain, o.verbose);
+
+  Progress progress(!o.quiet, "strips");
+  clf::RunOptions run = o.run;
+  run.profile = o.stats || !o.trace.empty();
+  run.cancel = &interrupted;
+  run.progress = [&](int done, int total) { progress.update(done, total); };
+  const auto start = std::chrono::steady_clock::now();
+  const std::unique_ptr<clf::OutputFile> output = io.open_output(job.out, *input, &interrupted);
+  const clf::RunStats stats = pipeline->run(*input, *output, run);
+  output->commit();
+  const double total_ms = ms_since(start);
+  if (!o.trace.empty()) clf::write_trace_json(stats, o.trace);
+  if (o.verbose)
+    std::cerr << "clfilter: " << stats.strips << " strips of " << stats.strip_rows << " rows, " << stats.slots
+              << " slots\n";
+  if (o.stats) std::cout << stats.summary() << "\n";
+  if (!o.quiet)
+    std::cout << "clfilter: wrote " << describe(job.out, input->shape()) << " in " << int(total_ms + 0.5) << " ms\n";
+  return 0;
+}
+
+// Many files: --jobs threads, each with a pipeline of its own built once (warm for every file it
+// takes), take files from one list; files overlap each other's decoding, device work and encoding.
+// A file that fails is reported by name and the others go on (exit 1 at the end); Ctrl-C stops
+// the files in flight (their outputs untouched) and takes no new ones (exit 130).
+int run_batch(const Options& o, const clf::Registry& registry, const std::vector<clf::FileJob>& jobs) {
+  if (!o.trace.empty()) throw usage_error("--trace records one file's run: give IN OUT, not a batch");
+  const Chain chain = check_chain(registry, o.filters);
+  const clf::IoModule& io = clf::io_module();
+  check_interrupted("while loading the image-file module");
+  io.check_writable(jobs.front().out);  // the output directory (each file is checked as it opens)
+  auto device = open_device(o);
+  const int workers = std::min<int>(int(jobs.size()), o.jobs > 0 ? o.jobs : int(std::clamp(std::thread::hardware_concurrency(), 1u, 4u)));
+  std::vector<std::unique_ptr<clf::Pipeline>> pipelines;
+  for (int w = 0; w < workers; ++w) pipelines.push_back(build_pipeline(device, chain, o.verbose && w == 0));
+
+  Progress progress(!o.quiet, "files");
+  std::atomic<size_t> next{0};
+  std::atomic<int> done{0}, failed{0};
+  std::mutex print;
+  const auto start = std::chrono::steady_clock::now();
+  auto work = [&](clf::Pipeline& pipeline) {
+    clf::RunOptions run = o.run;
+    run.cancel = &interrupted;
+    for (size_t i; !interrupted && (i = next++) < jobs.size();) {
+      const clf::FileJob& job = jobs[i];
+      try {
+        const auto file_start = std::chrono::steady_clock::now();
+        const std::unique_ptr<clf::InputFile> input = io.open_input(job.in, &interrupted);
+        const std::unique_ptr<clf::OutputFile> output = io.open_output(job.out, *input, &interrupted);
+        pipeline.run(*input, *output, run);
+        output->commit();
+        std::lock_guard<std::mutex> lock(print);
+        print_warnings(*input, o.quiet);
+        if (o.verbose)
+          std::cerr << "clfilter: wrote " << describe(job.out, input->shape()) << " in "
+                    << int(ms_since(file_start) + 0.5) << " ms\n";
+      } catch (const std::exception& e) {
+        const auto* error = dynamic_cast<const clf::Error*>(&e);
+        if (error && error->kind() == clf::ErrorKind::cancelled) return;
+        ++failed;
+        std::lock_guard<std::mutex> lock(print);
+        std::cerr << "clfilter: error: " << e.what() << "\n";
+      }
+      progress.update(++done, int(jobs.size()));
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int w = 1; w < workers; ++w) threads.emplace_back(work, std::ref(*pipelines[size_t(w)]));
+  work(*pipelines[0]);
+  for (auto& t : threads) t.join();
+  const int written = done - failed;
+  if (interrupted)
+    throw clf::Error(clf::ErrorKind::cancelled, "interrupted after " + std::to_string(written) + " of " +
+                                                    std::to_string(jobs.size()) + " files were written");
+  if (!o.quiet)
+    std::cout << "clfilter: wrote " << written << " of " << jobs.size() << " files in "
+              << int(ms_since(start) + 0.5) << " ms (" << workers << " jobs)\n";
+  if (failed) {
+    std::cerr << "clfilter: error: " << failed << " of " << jobs.size() << " files failed (named above)\n";
+    return 1;
+  }
+  return 0;
+}
 
 int run(int argc, char** argv) {
   Options o = parse_args(argc, argv);
@@ -255,9 +433,9 @@ int run(int argc, char** argv) {
   }
   if (o.list_devices) {
     for (const auto& d : clf::list_devices())
-      std::cout << d.label() << "\n    driver " << d.driver_version << ", "
-                << (d.max_alloc_bytes >> 20) << " MiB max allocation, " << (d.local_mem_bytes >> 10)
-                << " KiB local memory, " << d.compute_units << " compute units\n";
+      std::cout << d.label() << "\n    driver " << d.driver_version << ", " << (d.max_alloc_bytes >> 20)
+                << " MiB max allocation, " << (d.local_mem_bytes >> 10) << " KiB local memory, "
+                << d.compute_units << " compute units\n";
     return 0;
   }
   clf::Registry registry(o.plugin_dirs);
@@ -267,84 +445,9 @@ int run(int argc, char** argv) {
     print_filters(registry, *o.list_filters);
     return 0;
   }
-  if (o.positional.size() != 2)
-    throw usage_error(o.positional.empty() ? "missing IN and OUT (see --help)"
-                                           : o.positional.size() == 1 ? "missing OUT (see --help)"
-                                                                      : "too many arguments: '" + o.positional[2] + "' (see --help)");
-  if (o.filters.empty())
-    throw usage_error("no --filter given (e.g. --filter sobel; --list-filters shows them all)");
-  const std::string& in_path = o.positional[0];
-  const std::string& out_path = o.positional[1];
-
-  // Everything that can be checked without the device or the pixels, first.
-  std::vector<std::pair<std::shared_ptr<const clf::FilterFactory>, clf::FilterSpec>> chain;
-  for (const auto& text : o.filters) {
-    clf::FilterSpec spec = clf::parse_filter_spec(text);
-    auto factory = registry.get(spec.name);
-    clf::validate_params(factory->name(), factory->params(), spec.params);
-    chain.emplace_back(factory, spec);
-  }
-  std::optional<clf::Variant> variant;
-  if (!o.variant.empty()) variant = clf::parse_variant(o.variant);
-  clf::Tuning tile;
-  if (!o.tile.empty()) clf::parse_tile(o.tile, tile, "--tile");
-  // Loading OpenImageIO and opening the device cannot overlap: both hold the dynamic loader's lock
-  // (measured: no gain from a loading thread).
-  const clf::IoModule& io = clf::io_module();
-  check_interrupted("while loading the image-file module");
-  io.check_writable(out_path);
-  // The file is streamed: its header now, its rows strip by strip during the run, while finished
-  // strips are encoded on the streamer's landing thread.
-  const std::unique_ptr<clf::InputFile> input = io.open_input(in_path, &interrupted);
-  if (!o.quiet)
-    for (const auto& warning : input->warnings()) std::cerr << "clfilter: warning: " << warning << "\n";
-  auto device = clf::Device::open(o.device);
-  check_interrupted("while opening the device");
-
-  clf::Tuning tuning = device->tuning();
-  if (variant) tuning.variant = *variant;
-  if (!o.tile.empty()) {
-    tuning.tile_width = tile.tile_width;
-    tuning.tile_height = tile.tile_height;
-    tuning.group_width = tile.group_width;
-  }
-  device->set_tuning(tuning);
-  if (o.verbose) std::cerr << "clfilter: device " << device->info().label() << "\n";
-
-  clf::Pipeline pipeline(device);
-  for (auto& [factory, spec] : chain) {
-    try {
-      pipeline.add(factory, spec.params);
-    } catch (const clf::Error&) {
-      check_interrupted("while building " + spec.name);  // a build cut short is not a build error
-      throw;
-    }
-    check_interrupted("after building " + spec.name);
-    if (o.verbose) std::cerr << "clfilter: filter " << pipeline.filter(pipeline.size() - 1).describe() << "\n";
-  }
-
-  Progress progress(!o.quiet);
-  o.run.profile = o.stats || !o.trace.empty();
-  o.run.cancel = &interrupted;
-  o.run.progress = [&](int done, int total) { progress.update(done, total); };
-  const auto start = std::chrono::steady_clock::now();
-  const std::unique_ptr<clf::OutputFile> output = io.open_output(out_path, *input, &interrupted);
-  clf::RunStats stats = pipeline.run(*input, *output, o.run);
-  output->commit();
-  const double total_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (!o.trace.empty()) clf::write_trace_json(stats, o.trace);
-  if (o.verbose)
-    std::cerr << "clfilter: " << stats.strips << " strips of " << stats.strip_rows << " rows, "
-              << stats.slots << " slots\n";
-  if (o.stats) std::cout << stats.summary() << "\n";
-  if (!o.quiet) {
-    const clf::ImageShape img = input->shape();
-    std::cout << "clfilter: wrote " << out_path << " (" << img.width << "x" << img.height << ", "
-              << img.channels << " channel" << (img.channels == 1 ? "" : "s") << ", "
-              << clf::pixel_type_name(img.type) << ") in " << int(total_ms + 0.5) << " ms\n";
-  }
-  return 0;
+  const std::vector<clf::FileJob> jobs = clf::plan_jobs(o.positional, o.output_dir, o.frames);
+  const bool batch = !o.output_dir.empty() || !o.frames.empty();
+  return batch ? run_batch(o, registry, jobs) : run_one(o, registry, jobs.front());
 }
 
 }  // namespace

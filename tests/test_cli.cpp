@@ -10,6 +10,7 @@
 
 #include "cli_support.hpp"
 #include "image_io.hpp"
+#include "jobs.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;
@@ -381,4 +382,76 @@ TEST_CASE("a file streams in bounded memory: peak RSS grows by far less than the
   CHECK(clf::read_image_file((scratch() / "tall_out.tif").string()).image.height() == 12000);
   fs::remove(scratch() / "tall.tif");
   fs::remove(scratch() / "tall_out.tif");
+}
+
+TEST_CASE("frame ranges and patterns follow oiiotool's conventions; batch plans name what is wrong") {
+  CHECK(clf::parse_frames("1-5") == std::vector<int>{1, 2, 3, 4, 5});
+  CHECK(clf::parse_frames("1-10x4,20") == std::vector<int>{1, 5, 9, 20});
+  CHECK(clf::parse_frames("-2-1") == std::vector<int>{-2, -1, 0, 1});
+  CHECK(clf::expand_frame("in.#.exr", 42) == "in.0042.exr");
+  CHECK(clf::expand_frame("in.##.exr", 42) == "in.00000042.exr");
+  CHECK(clf::expand_frame("in.@@@.exr", 7) == "in.007.exr");
+  CHECK(clf::expand_frame("in.%05d.exr", 42) == "in.00042.exr");
+  CHECK(clf::expand_frame("in.%d.exr", 42) == "in.42.exr");
+  CHECK(clf::expand_frame("in.#.exr", -3) == "in.-0003.exr");
+  CHECK(clf::expand_frame("plain.exr", 3) == "plain.exr");
+  auto error_of = [](auto f) {
+    try {
+      f();
+    } catch (const clf::Error& e) {
+      CHECK(e.kind() == clf::ErrorKind::usage);
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  CHECK_THAT(error_of([] { clf::parse_frames("5-1"); }), Contains("range 5-1 runs backwards"));
+  CHECK_THAT(error_of([] { clf::parse_frames("a-b"); }), Contains("--frames 'a-b': 'a-b' is not a frame number"));
+  CHECK_THAT(error_of([] { clf::plan_jobs({"in.#.exr", "out.#.exr"}, "", ""); }), Contains("give --frames"));
+  CHECK_THAT(error_of([] { clf::plan_jobs({"in.exr", "out.exr"}, "", "1-3"); }), Contains("has no frame pattern"));
+  CHECK_THAT(error_of([] { clf::plan_jobs({"a/x.png", "b/x.png"}, "out", ""); }),
+             Contains("'a/x.png' and 'b/x.png' would both be written to 'out/x.png'"));
+  CHECK_THAT(error_of([] { clf::plan_jobs({"a", "b", "c"}, "", ""); }), Contains("several inputs need --output-dir"));
+  const auto jobs = clf::plan_jobs({"shot.#.exr", "done.%03d.exr"}, "", "9-11");
+  REQUIRE(jobs.size() == 3);
+  CHECK(jobs[2].in == "shot.0011.exr");
+  CHECK(jobs[2].out == "done.011.exr");
+  const auto dir = clf::plan_jobs({"a/one.png", "two.jpg"}, "out", "");
+  CHECK(dir[0].out == "out/one.png");
+  CHECK(dir[1].out == "out/two.jpg");
+}
+
+TEST_CASE("a batch writes every good file, names the bad one, and exits 1") {
+  fs::create_directories(scratch() / "batch_in");
+  fs::remove_all(scratch() / "batch_out");
+  fs::create_directories(scratch() / "batch_out");
+  std::vector<clf::Image> images;
+  for (int i = 0; i < 6; ++i) {
+    images.push_back(test::random_image(40 + i, 30, 3, clf::PixelType::u8, unsigned(50 + i)));
+    write_test_image(scratch() / "batch_in" / ("f" + std::to_string(i) + ".png"), images.back());
+  }
+  { std::ofstream(scratch() / "batch_in" / "f3.png") << "not a PNG"; }  // the corrupt one, mid-batch
+  Result r = clfilter("batch_in/f0.png batch_in/f1.png batch_in/f2.png batch_in/f3.png batch_in/f4.png "
+                      "batch_in/f5.png --output-dir batch_out -f sobel --jobs 2");
+  INFO(r.err);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Contains("clfilter: error: cannot read 'batch_in/f3.png'") &&
+                        Contains("1 of 6 files failed"));
+  CHECK_THAT(r.out, Contains("wrote 5 of 6 files"));
+  for (int i : {0, 1, 2, 4, 5}) {
+    const clf::ImageFile out = clf::read_image_file((scratch() / "batch_out" / ("f" + std::to_string(i) + ".png")).string());
+    test::check_matches(out.image, ref::sobel_magnitude(test::to_ref(images[size_t(i)]), ref::Border::reflect101));
+  }
+  CHECK_FALSE(fs::exists(scratch() / "batch_out" / "f3.png"));
+  for (const auto& e : fs::directory_iterator(scratch() / "batch_out"))
+    CHECK(e.path().filename().string().rfind(".clfilter-", 0) != 0);
+  // A frame sequence, both pattern styles.
+  for (int f = 1; f <= 3; ++f) fs::copy_file(scratch() / "batch_in" / ("f" + std::to_string(f) + ".png"),
+                                             scratch() / "batch_in" / ("shot." + std::string(f < 10 ? "000" : "00") + std::to_string(f) + ".png"),
+                                             fs::copy_options::overwrite_existing);
+  Result frames = clfilter("'batch_in/shot.#.png' 'batch_out/edge.%02d.png' --frames 1-2 -f box -q");
+  INFO(frames.err);
+  CHECK(frames.code == 0);
+  CHECK(fs::exists(scratch() / "batch_out" / "edge.01.png"));
+  CHECK(fs::exists(scratch() / "batch_out" / "edge.02.png"));
+  CHECK_FALSE(fs::exists(scratch() / "batch_out" / "edge.03.png"));
 }

@@ -258,3 +258,40 @@ TEST_CASE("a write that runs out of space leaves no partial file and the old out
   CHECK(slurp(dir() / "wide.tif") == before);
   CHECK(no_leftovers());
 }
+
+TEST_CASE("Ctrl-C in the middle of a batch leaves finished outputs whole and no partial one") {
+  fs::remove_all(dir() / "cb_in");
+  fs::remove_all(dir() / "cb_out");
+  fs::create_directories(dir() / "cb_in");
+  fs::create_directories(dir() / "cb_out");
+  std::vector<std::string> args;
+  for (int i = 0; i < 40; ++i) {
+    const std::string name = "cb_in/f" + std::to_string(i) + ".exr";
+    clf::write_image_file((dir() / name).string(), test::random_image(600, 400, 1, clf::PixelType::f32, unsigned(i)),
+                          OIIO::ImageSpec(600, 400, 1, OIIO::TypeDesc::FLOAT));
+    args.push_back(name);
+  }
+  const clf::Image expect0 = test::run_chain({"gaussian:sigma=6"}, test::random_image(600, 400, 1, clf::PixelType::f32, 0));
+  for (const char* a : {"--output-dir", "cb_out", "-f", "gaussian:sigma=6", "--jobs", "2"}) args.push_back(a);
+  const pid_t pid = test::spawn_clfilter(args, dir() / "cb.log");
+  // Wait for the first finished file, then interrupt.
+  for (int waited = 0; waited < 120000 && !fs::exists(dir() / "cb_out" / "f0.exr"); waited += 10)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ::kill(pid, SIGINT);
+  const int code = test::wait_exit(pid);
+  INFO(slurp(dir() / "cb.log"));
+  int finished = 0;
+  for (const auto& e : fs::directory_iterator(dir() / "cb_out")) {
+    const std::string name = e.path().filename().string();
+    REQUIRE(name.rfind(".clfilter-", 0) != 0);  // no temporary file
+    const clf::ImageFile out = clf::read_image_file(e.path().string());  // every output reads whole
+    CHECK(out.image.height() == 400);
+    if (name == "f0.exr") CHECK(test::identical(out.image, expect0));
+    ++finished;
+  }
+  CHECK(finished >= 1);
+  if (finished < 40) {
+    CHECK(code == 130);
+    CHECK_THAT(slurp(dir() / "cb.log"), Contains("clfilter: error: interrupted after"));
+  }
+}
