@@ -5,6 +5,10 @@
 #   photo.jpg  3840x2160 RGB JPEG (smooth noise over a checkerboard: photo-like entropy)
 #   big.tif    16384x16384 RGB u8, 256x256 tiles, uncompressed (805 MB)
 #   huge.tif   65536x65536 RGB u8 tiled (12.9 GB; only with --huge: needs ~13 GB of disk twice)
+#   batch/     100 copies of photo.jpg: one clfilter process (--output-dir) against one vips process
+#              per file, one at a time and two at once
+# and clfilter's start-up: --version, --list-filters, and a 16x16 job with warm and cold program
+# caches (cold: empty XDG_CACHE_HOME and POCL_CACHE_DIR, every kernel compiled).
 # Usage: bench/files.sh [--reps N] [--huge] [--keep]     (run from the project root, after the build)
 # Prints one table; the median of N runs (default 3) for each tool, alternating, so both see the
 # same machine state. vips's --min-ampl 0.001 gives radius 11 at sigma 3 (clfilter, as OpenCV:
@@ -59,4 +63,32 @@ for f in "${files[@]}"; do
     $((cm / 1024)) $((vm / 1024))
 done
 echo "(ratio = vips time / clfilter time: above 1 clfilter is faster; rss = peak resident set)"
-[ "$keep" = 1 ] || rm -f out_clf.* out_vips.* clf.txt vips.txt
+[ "$keep" = 1 ] || rm -f out_clf.* out_vips.*
+
+# Batch: 100 files.
+mkdir -p batch batch_clf batch_vips
+for i in $(seq -w 1 100); do [ -f "batch/p$i.jpg" ] || cp photo.jpg "batch/p$i.jpg"; done
+one_by_one() { for f in batch/*.jpg; do vips gaussblur "$f" "batch_vips/${f##*/}" 3 --min-ampl 0.001 --precision float; done; }
+two_at_once() {
+  ls batch/*.jpg | xargs -P 2 -I{} sh -c 'vips gaussblur "$1" "batch_vips/$(basename "$1")" 3 --min-ampl 0.001 --precision float' _ {}
+}
+: >b_clf.txt; : >b_seq.txt; : >b_par.txt
+for _ in $(seq "$reps"); do
+  measure "$clf" batch/*.jpg --output-dir batch_clf -f gaussian:sigma=3 -q >>b_clf.txt
+  /usr/bin/time -f "%e %M" bash -c "$(declare -f one_by_one); one_by_one" 2>&1 >/dev/null | tail -1 >>b_seq.txt
+  /usr/bin/time -f "%e %M" bash -c "$(declare -f two_at_once); two_at_once" 2>&1 >/dev/null | tail -1 >>b_par.txt
+done
+c=$(cut -d' ' -f1 b_clf.txt | median) s=$(cut -d' ' -f1 b_seq.txt | median) p=$(cut -d' ' -f1 b_par.txt | median)
+printf "\nbatch of 100 x photo.jpg: clfilter %s s; vips one at a time %s s (%.2fx), two at once %s s (%.2fx)\n" \
+  "$c" "$s" "$(awk -v a="$s" -v b="$c" 'BEGIN{print a/b}')" "$p" "$(awk -v a="$p" -v b="$c" 'BEGIN{print a/b}')"
+
+# Start-up.
+oiiotool --pattern constant:color=0.5,0.5,0.5 16x16 3 -d uint8 -o tiny.jpg
+st() { cut -d' ' -f1 | median; }
+v=$(for _ in 1 2 3; do measure "$clf" --version; done | st)
+l=$(for _ in 1 2 3; do measure "$clf" --list-filters; done | st)
+w=$(for _ in 1 2 3; do measure "$clf" tiny.jpg tiny_out.jpg -f gaussian:sigma=3 -q; done | st)
+cold=$(for _ in 1 2 3; do rm -rf cold && mkdir -p cold/pocl &&
+  XDG_CACHE_HOME=$PWD/cold POCL_CACHE_DIR=$PWD/cold/pocl measure "$clf" tiny.jpg tiny_out.jpg -f gaussian:sigma=3 -q; done | st)
+echo "start-up: --version $v s, --list-filters $l s, 16x16 job warm $w s, cold caches $cold s"
+[ "$keep" = 1 ] || rm -rf out_clf.* out_vips.* ./*.txt batch_clf batch_vips cold tiny_out.jpg

@@ -54,13 +54,23 @@ void check_interrupted(const std::string& where) {
 }
 
 const char* const usage_text = R"(usage: clfilter IN OUT --filter NAME[:key=value,...] [--filter ...] [options]
+       clfilter IN... --output-dir DIR --filter ... [--jobs N]
+       clfilter IN_PATTERN OUT_PATTERN --frames LIST --filter ...
        clfilter --list-filters [NAME] | --list-devices | --help | --version
 
 Runs OpenCL image filters over IN and writes OUT (any format OpenImageIO reads and
 writes: EXR, PNG, TIFF, JPEG, ...). Filters apply in the order given, fused on the
-device. OUT keeps IN's pixel type, channels and metadata; it is written to a
-temporary file and renamed, so a failed run never leaves a partial OUT, and
+device. Files stream through in strips: memory stays at a few strips whatever
+the image size. OUT keeps IN's pixel type, channels and metadata; it is written
+to a temporary file and renamed, so a failed run never leaves a partial OUT, and
 IN == OUT is safe.
+
+Batches (one process, the device opened once, pipelines kept warm):
+  -o, --output-dir DIR     every argument is an input, written to DIR/<its name>
+  --frames LIST            IN and OUT are frame patterns (# = 4 digits, @ = 1 digit,
+                           %04d); LIST is 1-100, 1-100x5 (every 5th) or 1,5,9
+  -j, --jobs N             files in flight (default: one per core, at most 4)
+                           A file that fails is named and the others go on (exit 1).
 
 Filters (see --list-filters for every parameter):
   -f, --filter SPEC        NAME or NAME:key=value,key=value
@@ -83,7 +93,8 @@ Device:
                            W a multiple of 4. Default 248x4/64; env CLF_TILE
 
 Streaming:
-  --strip-rows N           rows per strip (default: from the memory budget)
+  --strip-rows N           rows per strip (default: 4 MiB of pixels on GPUs, of
+                           float planes on CPUs, within the memory budget)
   --slots N                strips in flight, ring of N buffers (default 3)
   --queues 1|3             3 = separate upload/compute/download queues (default);
                            1 = one in-order queue, for comparison
@@ -109,6 +120,8 @@ Examples:
   clfilter photo.png edges.png --filter sobel
   clfilter in.exr out.exr -f gaussian:sigma=2 -f sobel -f box:radius=1 --stats
   clfilter big.tif big.tif --filter gaussian:sigma=8 --device cpu --max-device-memory 64M
+  clfilter shots/*.jpg --output-dir soft/ -f gaussian:sigma=3 --jobs 2
+  clfilter 'plate.#.exr' 'plate_dx.#.exr' --frames 1001-1100 -f sobel:mode=x
 )";
 
 struct Options {

@@ -11,13 +11,13 @@ _clfilter() {
     --device) COMPREPLY=($(compgen -W "gpu cpu $(clfilter --list-devices 2>/dev/null | sed -n 's/^\([0-9]*:[0-9]*\) .*/\1/p')" -- "$cur")); return ;;
     --variant) COMPREPLY=($(compgen -W "tiled direct" -- "$cur")); return ;;
     --queues) COMPREPLY=($(compgen -W "1 3" -- "$cur")); return ;;
-    --plugin-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-    --tile|--strip-rows|--slots|--max-device-memory) return ;;
+    --plugin-dir|-o|--output-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+    --tile|--strip-rows|--slots|--max-device-memory|--frames|-j|--jobs) return ;;
   esac
   if [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "--filter --device --variant --tile --strip-rows --slots --queues
       --max-device-memory --stats --trace --plugin-dir --verbose --quiet --help --version
-      --list-filters --list-devices" -- "$cur"))
+      --list-filters --list-devices --output-dir --frames --jobs --zero-copy" -- "$cur"))
   else
     COMPREPLY=($(compgen -f -- "$cur"))
   fi

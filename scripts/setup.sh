@@ -9,6 +9,7 @@ packages=(
   pocl-opencl-icd
   libopenimageio-dev openimageio-tools
   libboost-dev
+  libvips-tools
   catch2
   clang libclang-rt-14-dev
   python3
