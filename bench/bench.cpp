@@ -3,6 +3,7 @@
 // device's limits: a copy kernel (memory bound) and pinned host<->device transfers.
 //   clfilter-bench [--size WxH] [--channels C] [--type f32|u8|u16|f16] [--reps N] [--device SEL]
 //                  [--filter SPEC ...] [--json FILE] [--trace FILE] [--pageable] [--scale] [--smoke]
+//   clfilter-bench --batch N [--jobs J] [--device all|SEL,...]: a batch over one device and all of them
 // A --filter of the form "a + b + c" is benchmarked as one fused chain.
 #include <algorithm>
 #include <chrono>
@@ -14,6 +15,7 @@
 #include <random>
 #include <sstream>
 
+#include "batch.hpp"
 #include "clf/clf.hpp"
 
 #ifdef CLF_BENCH_OPENCV
@@ -253,6 +255,7 @@ int main(int argc, char** argv) try {
   std::vector<std::string> filters;
   bool smoke = false, pageable = false, scale = false;
   int strip_rows = 0, slots = 3;  // streamed runs: 0 = the streamer's choice
+  int batch = 0, jobs_per_device = 2;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -274,14 +277,24 @@ int main(int argc, char** argv) try {
     else if (a == "--scale") scale = true;  // 1 to 64 MPix: time per pixel and device memory
     else if (a == "--strip-rows") strip_rows = std::max(0, std::stoi(next()));
     else if (a == "--slots") slots = std::max(1, std::stoi(next()));
+    else if (a == "--batch") batch = std::max(1, std::stoi(next()));  // N images over the devices
+    else if (a == "--jobs") jobs_per_device = std::max(1, std::stoi(next()));
     else if (a == "-h" || a == "--help") {
       std::cout << "usage: clfilter-bench [--size WxH] [--channels C] [--type f32|u8|u16|f16] [--reps N]\n"
                    "                      [--device SEL] [--filter SPEC ...] [--json FILE] [--trace FILE]\n"
-                   "                      [--strip-rows N] [--slots N] [--pageable] [--scale] [--smoke]\n";
+                   "                      [--strip-rows N] [--slots N] [--pageable] [--scale] [--smoke]\n"
+                   "       clfilter-bench --batch N [--jobs J] [--device all|SEL,SEL...] [--size WxH] ...\n";
       return 0;
     } else throw clf::Error(clf::ErrorKind::usage, "unknown option '" + a + "'");
   }
   if (smoke) width = 256, height = 128, reps = 1;
+  if (batch) {
+    std::vector<std::string> chain;  // "a + b" as add_chain reads it
+    std::istringstream links(filters.empty() ? "gaussian:sigma=3" : filters.front());
+    for (std::string link; std::getline(links, link, '+');) chain.push_back(link);
+    return clf_bench::batch_bench(device_sel, batch, jobs_per_device, width, height, channels,
+                                  parse_type(type_name), chain, reps);
+  }
   if (scale) {
     // Streamed wall time and peak device memory from 1 to 64 MPix (square images), first filter.
     auto device = clf::Device::open(device_sel);

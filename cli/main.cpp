@@ -84,7 +84,9 @@ Filters (see --list-filters for every parameter):
 Device:
   --device SEL             gpu, cpu, P:D (platform:device index from --list-devices)
                            or part of a device name; env CLF_DEVICE. Default: the
-                           first GPU, else the CPU (PoCL).
+                           first GPU, else the CPU (PoCL). A batch may use several:
+                           a comma-separated list, or all (every GPU, else every
+                           device); one file runs on the first.
   --variant tiled|direct   kernel variant: tiled stages each tile's window in local
                            memory first, direct reads global memory; env CLF_VARIANT.
                            Default: direct (measured faster on NVIDIA GPUs and CPUs)
@@ -284,24 +286,27 @@ Chain check_chain(const clf::Registry& registry, const std::vector<std::string>&
   return chain;
 }
 
-// The device with the command line's kernel variant and tile.
-std::shared_ptr<clf::Device> open_device(const Options& o) {
+// The devices --device names (one, a comma-separated list, or all), with the command line's
+// kernel variant and tile.
+std::vector<std::shared_ptr<clf::Device>> open_devices(const Options& o) {
   std::optional<clf::Variant> variant;
   if (!o.variant.empty()) variant = clf::parse_variant(o.variant);
   clf::Tuning tile;
   if (!o.tile.empty()) clf::parse_tile(o.tile, tile, "--tile");
-  auto device = clf::Device::open(o.device);
+  auto devices = clf::open_devices(o.device);
   check_interrupted("while opening the device");
-  clf::Tuning tuning = device->tuning();
-  if (variant) tuning.variant = *variant;
-  if (!o.tile.empty()) {
-    tuning.tile_width = tile.tile_width;
-    tuning.tile_height = tile.tile_height;
-    tuning.group_width = tile.group_width;
+  for (auto& device : devices) {
+    clf::Tuning tuning = device->tuning();
+    if (variant) tuning.variant = *variant;
+    if (!o.tile.empty()) {
+      tuning.tile_width = tile.tile_width;
+      tuning.tile_height = tile.tile_height;
+      tuning.group_width = tile.group_width;
+    }
+    device->set_tuning(tuning);
+    if (o.verbose) std::cerr << "clfilter: device " << device->info().label() << "\n";
   }
-  device->set_tuning(tuning);
-  if (o.verbose) std::cerr << "clfilter: device " << device->info().label() << "\n";
-  return device;
+  return devices;
 }
 
 // A pipeline with the chain built on `device` (programs come from the device's cache after the
@@ -347,7 +352,7 @@ int run_one(const Options& o, const clf::Registry& registry, const clf::FileJob&
   io.check_writable(job.out);
   const std::unique_ptr<clf::InputFile> input = io.open_input(job.in, &interrupted);
   print_warnings(*input, o.quiet);
-  auto device = open_device(o);
+  const auto device = open_devices(o).front();  // one file runs on one device
   auto pipeline = build_pipeline(device, chain, o.verbose);
 
   Progress progress(!o.quiet, "strips");
@@ -380,10 +385,14 @@ int run_batch(const Options& o, const clf::Registry& registry, const std::vector
   const clf::IoModule& io = clf::io_module();
   check_interrupted("while loading the image-file module");
   io.check_writable(jobs.front().out);  // the output directory (each file is checked as it opens)
-  auto device = open_device(o);
-  const int workers = std::min<int>(int(jobs.size()), o.jobs > 0 ? o.jobs : int(std::clamp(std::thread::hardware_concurrency(), 1u, 4u)));
+  const auto devices = open_devices(o);
+  // Job threads: --jobs, else one per core (at most 4); at least one per device. Thread w runs on
+  // device w mod D; all take files from one list, so a faster device takes more of them.
+  const int per_core = int(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+  const int workers = std::min<int>(int(jobs.size()), std::max<int>(o.jobs > 0 ? o.jobs : per_core, int(devices.size())));
   std::vector<std::unique_ptr<clf::Pipeline>> pipelines;
-  for (int w = 0; w < workers; ++w) pipelines.push_back(build_pipeline(device, chain, o.verbose && w == 0));
+  for (int w = 0; w < workers; ++w)
+    pipelines.push_back(build_pipeline(devices[size_t(w) % devices.size()], chain, o.verbose && w < int(devices.size())));
 
   Progress progress(!o.quiet, "files");
   std::atomic<size_t> next{0};

@@ -444,6 +444,17 @@ TEST_CASE("a batch writes every good file, names the bad one, and exits 1") {
   CHECK_FALSE(fs::exists(scratch() / "batch_out" / "f3.png"));
   for (const auto& e : fs::directory_iterator(scratch() / "batch_out"))
     CHECK(e.path().filename().string().rfind(".clfilter-", 0) != 0);
+  // The same batch over two contexts of the device (--device with a list).
+  fs::remove_all(scratch() / "batch_out2");
+  fs::create_directories(scratch() / "batch_out2");
+  const std::string self = clf::list_devices()[0].label().substr(0, 3);
+  Result two = clfilter("batch_in/f0.png batch_in/f1.png batch_in/f2.png --output-dir batch_out2 -f sobel --device " +
+                        self + "," + self);
+  INFO(two.err);
+  CHECK(two.code == 0);
+  for (int i : {0, 1, 2})
+    CHECK(test::identical(clf::read_image_file((scratch() / "batch_out2" / ("f" + std::to_string(i) + ".png")).string()).image,
+                          clf::read_image_file((scratch() / "batch_out" / ("f" + std::to_string(i) + ".png")).string()).image));
   // A frame sequence, both pattern styles.
   for (int f = 1; f <= 3; ++f) fs::copy_file(scratch() / "batch_in" / ("f" + std::to_string(f) + ".png"),
                                              scratch() / "batch_in" / ("shot." + std::string(f < 10 ? "000" : "00") + std::to_string(f) + ".png"),

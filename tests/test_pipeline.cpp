@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <atomic>
 #include <thread>
 
 #include "support.hpp"
@@ -206,4 +207,31 @@ TEST_CASE("500 runs of varied pipelines leave device memory, RSS, threads and de
   CHECK(entries("/proc/self/task") == threads_at_50);
   INFO("RSS at run 50: " << rss_at_50 << " KiB, at run 500: " << rss_kib() << " KiB");
   CHECK(rss_kib() < rss_at_50 + 8 * 1024);  // allocator slack, not growth per run
+}
+
+TEST_CASE("a list of devices opens each (the same one twice: two contexts) and batches over them agree") {
+  const std::string self = test::device()->info().label().substr(0, test::device()->info().label().find(' '));
+  const auto devices = clf::open_devices(self + "," + self);
+  REQUIRE(devices.size() == 2);
+  CHECK(devices[0].get() != devices[1].get());
+  CHECK(&devices[0]->context() != &devices[1]->context());
+  CHECK_FALSE(clf::open_devices("all").empty());
+  CHECK_THROWS_AS(clf::open_devices(self + ",no such device"), clf::Error);
+  // Six images over two devices, two job threads each, results as on one device.
+  const std::vector<std::string> chain = {"gaussian:sigma=1.5", "sobel"};
+  std::vector<clf::Image> inputs, expected(6), got(6);
+  for (int i = 0; i < 6; ++i) {
+    inputs.push_back(test::random_image(90, 70, 1 + i % 3, clf::PixelType::u8, unsigned(70 + i)));
+    expected[size_t(i)] = test::run_chain(chain, inputs.back());
+  }
+  std::atomic<int> next{0};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 4; ++w)
+    threads.emplace_back([&, w] {
+      clf::Pipeline p(devices[size_t(w % 2)]);
+      for (const auto& s : chain) p.add(test::registry(), s);
+      for (int i; (i = next++) < 6;) p.run(inputs[size_t(i)], got[size_t(i)]);
+    });
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < 6; ++i) CHECK(test::identical(got[size_t(i)], expected[size_t(i)]));
 }

@@ -222,6 +222,22 @@ std::shared_ptr<Device> Device::open(const std::string& selector_arg) {
   return std::shared_ptr<Device>(new Device(pick->info, pick->platform, pick->device));
 }
 
+std::vector<std::shared_ptr<Device>> open_devices(const std::string& selectors) {
+  std::vector<std::shared_ptr<Device>> devices;
+  if (lower(selectors) == "all") {
+    const auto infos = list_devices();
+    const bool any_gpu = std::any_of(infos.begin(), infos.end(), [](const DeviceInfo& d) { return d.is_gpu; });
+    for (const auto& d : infos)
+      if (d.is_gpu || !any_gpu)
+        devices.push_back(Device::open(std::to_string(d.platform_index) + ":" + std::to_string(d.device_index)));
+    return devices;
+  }
+  std::istringstream list(selectors);
+  for (std::string one; std::getline(list, one, ',');) devices.push_back(Device::open(one));
+  if (devices.empty()) devices.push_back(Device::open(""));
+  return devices;
+}
+
 Device::Device(const DeviceInfo& info, cl::Platform platform, cl::Device device)
     : info_(info), platform_(std::move(platform)), device_(std::move(device)) {
   cl_int err = CL_SUCCESS;

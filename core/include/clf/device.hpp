@@ -63,6 +63,12 @@ class DeviceBuffer {
   Device* device_ = nullptr;
 };
 
+class Device;
+// Several devices for a batch: "all" (every GPU, else every device), or a comma-separated list of
+// selectors as Device::open takes them ("0:0,0:1", "gpu,cpu"). The same device named twice gets
+// two contexts. Throws Error(device) naming the selector that matches nothing.
+std::vector<std::shared_ptr<Device>> open_devices(const std::string& selectors);
+
 class Device {
  public:
   // selector: "" (CLF_DEVICE, else first GPU, else first CPU), "gpu", "cpu", "P:D" indices, or a
