@@ -1,21 +1,15 @@
-// Streams an image through a chain of filters in strips: host pack -> upload (queue U) -> unpack,
-// pad + filter per stage, pack (queue C) -> download (queue D) -> host unpack on a worker thread.
-// A ring of N slots keeps N strips in flight; events order upload -> compute -> download per strip,
-// and a slot is reused only after its previous strip has landed in the output image. Pinned
-// images skip the host copies (DMA straight from/to them); on CPU devices (zero-copy) the unpack
-// and pack kernels read and write the images in place and nothing is transferred at all.
-//
-// Rows: for output strip [y0, y1) and a chain of n filters with vertical halos hy_1..hy_n, let
-// rem_k = hy_{k+1} + ... + hy_n. Stage k computes the image rows O_k = [y0 - rem_k, y1 + rem_k)
-// clipped to the image; O_0 is what is uploaded and O_n is the strip. Stage k's input holds O_k
-// plus hy_k rows either side; rows outside the image are filled by the border rule from rows of
-// O_{k-1}, exactly as a whole-image run would, so streamed output is bit-identical to it.
+// Streams rows through a chain of filters in strips. Per strip: the host's rows (from the source,
+// a pinned image, or the image in place) -> upload (queue U) -> unpack to float planes, pad and
+// filter per stage, pack to native pixels (queue C) -> download (queue D) -> the host's rows (to
+// the sink on the landing thread, a pinned image, or in place). A ring of slots keeps several
+// strips in flight; events order upload -> compute -> download per strip, and a slot is reused
+// only after its previous strip has landed. The geometry is strip_plan.hpp's; this file is the
+// device side and the run loops. docs/ARCHITECTURE.md walks the whole path.
 #include "streamer.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
-#include <cstring>
 #include <deque>
 #include <exception>
 #include <mutex>
@@ -23,105 +17,22 @@
 
 #include "clf/error.hpp"
 #include "embedded.hpp"
-#include "host_copy.hpp"
+#include "strip_plan.hpp"
 
 namespace clf::detail {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int pitch_align = 32;  // floats: rows start on 128-byte boundaries
 constexpr uint64_t max_buffer_floats = (uint64_t(1) << 31) - 1;  // kernels index with int
-
 int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
 // Strips the host may enqueue beyond the slot ring when the device orders slot reuse itself.
 constexpr int enqueue_ahead = 8;
 
-struct Range {
-  int begin = 0, end = 0;
-  int size() const { return end - begin; }
-};
-
-// Everything about the strip geometry for one strip height.
-struct Layout {
-  int width = 0, height = 0, channels = 0, n = 0, strip_rows = 0, strips = 0;
-  size_t type_size = 0;
-  std::vector<int> hx, hy, temps;  // per stage, index k-1
-  std::vector<int> rem;            // k = 0..n
-  std::vector<int> pitch, capacity_rows;  // stage inputs k = 1..n+1 (n+1 = final output), index k-1
-  int temp_pitch = 0;
-  size_t work_floats = 0, temp_floats = 0;  // per ping-pong buffer, per temp plane set
-  int max_temps = 0;
-  size_t upload_bytes = 0, download_bytes = 0;
-
-  bool zero_copy = false;  // the host images are the upload/download buffers: none allocated
-
-  Layout(const std::vector<Filter*>& chain, const ImageShape& image, int rows, bool in_place) : zero_copy(in_place) {
-    width = image.width;
-    height = image.height;
-    channels = image.channels;
-    type_size = pixel_type_size(image.type);
-    n = int(chain.size());
-    strip_rows = std::min(rows, height);
-    strips = (height + strip_rows - 1) / strip_rows;
-    for (Filter* f : chain) {
-      hx.push_back(f->halo().x);
-      hy.push_back(f->halo().y);
-      temps.push_back(f->temp_planes());
-    }
-    rem.assign(size_t(n) + 1, 0);
-    for (int k = n - 1; k >= 0; --k) rem[size_t(k)] = rem[size_t(k) + 1] + hy[size_t(k)];
-    auto max_rows = [&](int k) { return int(std::min<int64_t>(height, int64_t(strip_rows) + 2 * rem[size_t(k)])); };
-    temp_pitch = round_up(width, pitch_align);
-    for (int k = 1; k <= n + 1; ++k) {
-      const int halo_x = k <= n ? hx[size_t(k) - 1] : 0, halo_y = k <= n ? hy[size_t(k) - 1] : 0;
-      pitch.push_back(round_up(round_up(width, 4) + 2 * plane_margin(halo_x), pitch_align));
-      capacity_rows.push_back(max_rows(std::min(k, n)) + 2 * halo_y);
-      work_floats = std::max(work_floats, size_t(channels) * pitch.back() * capacity_rows.back());
-      if (k <= n && temps[size_t(k) - 1] > 0) {
-        temp_floats = std::max(temp_floats, size_t(channels) * temp_pitch * capacity_rows.back());
-        max_temps = std::max(max_temps, temps[size_t(k) - 1]);
-      }
-    }
-    upload_bytes = size_t(width) * channels * type_size * max_rows(0);
-    download_bytes = size_t(width) * channels * type_size * strip_rows;
-  }
-
-  uint64_t slot_bytes() const {
-    return (zero_copy ? 0 : upload_bytes + download_bytes) +
-           sizeof(float) * (2 * work_floats + size_t(max_temps) * temp_floats);
-  }
-  bool indexable() const {
-    return work_floats <= max_buffer_floats && temp_floats <= max_buffer_floats &&
-           upload_bytes / type_size <= max_buffer_floats;
-  }
-  size_t plane_stride(int k) const { return size_t(pitch[size_t(k) - 1]) * capacity_rows[size_t(k) - 1]; }
-  Range strip(int i) const { return {i * strip_rows, std::min(height, (i + 1) * strip_rows)}; }
-  Range rows(int k, Range s) const {  // O_k
-    return {std::max(0, s.begin - rem[size_t(k)]), std::min(height, s.end + rem[size_t(k)])};
-  }
-
-  // Every out-of-image row a stage's border needs must come from rows the previous stage computed
-  // in the same strip (never true for wrap unless the strip is the whole image).
-  bool borders_reachable(const std::vector<Filter*>& chain) const {
-    for (int i = 0; i < strips; ++i) {
-      const Range s = strip(i);
-      for (int k = 1; k <= n; ++k) {
-        const Border border = chain[size_t(k) - 1]->border();
-        if (border.mode == BorderMode::constant) continue;
-        const Range out = rows(k, s), prev = rows(k - 1, s);
-        const int h = hy[size_t(k) - 1];
-        auto reachable = [&](int p) {
-          const int m = border_interpolate(p, height, border.mode);
-          return m >= prev.begin && m < prev.end;
-        };
-        for (int p = out.begin - h; p < std::min(0, out.end + h); ++p)  // above the image
-          if (!reachable(p)) return false;
-        for (int p = std::max(height, out.begin - h); p < out.end + h; ++p)  // below it
-          if (!reachable(p)) return false;
-      }
-    }
-    return true;
-  }
+// How a strip's rows cross between the host and the device, per side.
+enum class Transport {
+  staged,   // through the slot's pinned staging: the source reads into it, the sink writes from it
+  pinned,   // DMA straight from / to a whole image in pinned memory
+  in_place  // CPU devices: kernels read and write the whole images (no transfer)
 };
 
 struct Recorded {
@@ -154,13 +65,25 @@ double busy_ms(std::vector<std::pair<double, double>> spans) {
   return total / 1000.0;
 }
 
+// The commands of one strip on the compute queue, as they are enqueued.
+struct StripCommands {
+  int index = 0;
+  Range strip, upload, fresh;
+  std::string tag;                     // "strip 7 ", for error messages and the trace
+  std::vector<cl::Event> ready;        // what the strip's first kernel waits for
+  std::vector<cl::Event> events;       // profiled launches, then the strip's last kernel
+  std::vector<std::string> names;
+  Stage stage;                         // the queue and profiling sinks every launch goes through
+};
+
 class Run {
  public:
-  Run(Device& device, const std::vector<Filter*>& chain, const Endpoints& ends,
-      const RunOptions& options, const Layout& layout, int slots, StreamResources& resources)
-      : device_(device), chain_(chain), ends_(ends), shape_(ends.shape), options_(options), layout_(layout),
-        slots_(slots), res_(resources), in_pinned_(ends.in && ends.in->pinned()),
-        out_pinned_(ends.out && ends.out->pinned()) {}
+  Run(Device& device, const std::vector<Filter*>& chain, const Endpoints& ends, const RunOptions& options,
+      const StripPlan& plan, int slots, StreamResources& resources)
+      : device_(device), chain_(chain), ends_(ends), shape_(ends.shape), options_(options), plan_(plan),
+        slots_(slots), res_(resources),
+        in_(plan.in_place() ? Transport::in_place : ends.in && ends.in->pinned() ? Transport::pinned : Transport::staged),
+        out_(plan.in_place() ? Transport::in_place : ends.out && ends.out->pinned() ? Transport::pinned : Transport::staged) {}
 
   void execute(RunStats& stats);
   // Rows were taken from the source: a run that fails now cannot be retried from row 0 unless the
@@ -168,13 +91,31 @@ class Run {
   bool source_used() const { return source_used_; }
 
  private:
+  struct Landing {  // a strip whose download is enqueued
+    int index;
+    Slot* slot;
+    cl::Event downloaded;
+    void wait_downloaded() const {
+      cl_check(downloaded.wait(), "clWaitForEvents", "strip " + std::to_string(index) + " download");
+    }
+  };
+
+  // Set-up (kept by the Pipeline between runs of the same shape).
   void make_queues();
   void make_slots();
-  void enqueue_strip(int index, Slot& slot, cl::Event& downloaded);
-  void plan_uploads();        // fills fresh_
-  std::vector<Range> fresh_;  // per strip: the rows it uploads from the host (the rest are shared)
-  double enqueue_us_ = 0;     // host time inside enqueue_strip
-  void worker_loop();
+  // One strip: checks for cancellation, then enqueues it in its slot, timing the host's part.
+  Landing issue_strip(int index);
+  void enqueue_upload(StripCommands& strip, Slot& slot);
+  void enqueue_unpack(StripCommands& strip, Slot& slot);
+  void enqueue_stage(int s, StripCommands& strip, Slot& slot);
+  void enqueue_pack(StripCommands& strip, Slot& slot);
+  void enqueue_landing(StripCommands& strip, Slot& slot, cl::Event& downloaded);
+  Plane plane(int s, const DeviceBuffer& buffer, Range own) const;  // stage s's input planes
+  void land(const Landing& job);  // the host's part of a landed strip (staged: the sink)
+  // The two run loops, and what they share.
+  void run_ordered_by_device();
+  void run_with_landing_thread();
+  void landing_thread();
   void finish_stats(RunStats& stats, Clock::time_point t0);
   void collect(RunStats& stats, Clock::time_point t0);
 
@@ -183,18 +124,20 @@ class Run {
   const Endpoints& ends_;
   const ImageShape shape_;
   const RunOptions& options_;
-  const Layout& layout_;
+  const StripPlan& plan_;
   const int slots_;
-
   StreamResources& res_;  // kept by the Pipeline; the names below are views of it
   cl::CommandQueue (&queues_)[3] = res_.queues;
   cl::Kernel &unpack_ = res_.unpack, &pack_ = res_.pack, &pad_rows_ = res_.pad_rows, &pad_cols_ = res_.pad_cols;
   int& pack_vector_ = res_.pack_vector;
   std::vector<Slot>& ring_ = res_.ring;
-  const bool in_pinned_, out_pinned_;       // DMA straight from / to the whole images
+
+  const Transport in_, out_;
+  std::vector<Range> fresh_;                // per strip: the rows it uploads from the host
   bool source_used_ = false;
   bool final_in_place_ = false;             // the last stage writes the output image itself
-  cl::Buffer in_place_in_, in_place_out_;  // zero-copy: buffers over the host images
+  cl::Buffer in_place_in_, in_place_out_;  // in place: buffers over the host images
+  double enqueue_us_ = 0;                   // host time issuing strips
 
   // profiling
   std::vector<Recorded> recorded_;
@@ -203,23 +146,13 @@ class Run {
   Clock::time_point first_enqueue_;
   cl::Event first_event_;
 
-  // worker: copies landed strips from pinned memory into the output image
-  struct Landing {
-    int index;
-    Slot* slot;
-    cl::Event downloaded;
-    void wait_downloaded() const {
-      cl_check(downloaded.wait(), "clWaitForEvents", "strip " + std::to_string(index) + " download");
-    }
-  };
-  // Checks for cancellation, then enqueues strip `index` in its slot, timing the host's part.
-  Landing issue_strip(int index);
+  // the landing thread (staged output): strips to land, how many have
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<Landing> landing_;
   int landed_ = 0;
   bool closing_ = false;
-  std::exception_ptr worker_error_;
+  std::exception_ptr landing_error_;
 };
 
 void Run::make_queues() {
@@ -253,7 +186,7 @@ void Run::make_queues() {
 }
 
 void Run::make_slots() {
-  if (layout_.zero_copy) {
+  if (plan_.in_place()) {
     const Image& in = *ends_.in;
     Image& out = *ends_.out;
     cl_int err = CL_SUCCESS;
@@ -268,285 +201,304 @@ void Run::make_slots() {
     final_in_place_ = out.type() == PixelType::f32 && out.channels() == 1 &&
                       out.byte_size() / sizeof(float) <= max_buffer_floats;
   }
-  const Layout& L = layout_;
-  const std::string key = std::to_string(slots_) + " " + std::to_string(L.upload_bytes) + " " +
-                          std::to_string(L.download_bytes) + " " + std::to_string(L.work_floats) + " " +
-                          std::to_string(L.temp_floats) + " " + std::to_string(L.max_temps) +
-                          (L.zero_copy ? " in place" : "") + (in_pinned_ ? " pinned in" : "") +
-                          (out_pinned_ ? " pinned out" : "");
+  const StripPlan& P = plan_;
+  const std::string key = std::to_string(slots_) + " " + std::to_string(P.upload_bytes()) + " " +
+                          std::to_string(P.download_bytes()) + " " + std::to_string(P.work_floats()) + " " +
+                          std::to_string(P.temp_floats()) + " " + std::to_string(P.max_temps()) +
+                          (P.in_place() ? " in place" : "") + (in_ == Transport::pinned ? " pinned in" : "") +
+                          (out_ == Transport::pinned ? " pinned out" : "");
   if (res_.ring_key == key) return;
   res_.ring_key.clear();
   ring_.clear();  // free the old ring before the new one is counted against the budget
   ring_.resize(size_t(slots_));
   for (auto& slot : ring_) {
-    for (auto& work : slot.work) work = device_.alloc(layout_.work_floats * sizeof(float), "strip planes");
-    for (int t = 0; t < layout_.max_temps; ++t)
-      slot.temps.push_back(device_.alloc(layout_.temp_floats * sizeof(float), "filter temp planes"));
-    if (layout_.zero_copy) continue;
-    slot.up = device_.alloc(layout_.upload_bytes, "upload strip", CL_MEM_READ_ONLY);
-    slot.down = device_.alloc(layout_.download_bytes, "download strip", CL_MEM_WRITE_ONLY);
+    for (auto& work : slot.work) work = device_.alloc(P.work_floats() * sizeof(float), "strip planes");
+    for (int t = 0; t < P.max_temps(); ++t)
+      slot.temps.push_back(device_.alloc(P.temp_floats() * sizeof(float), "filter temp planes"));
+    if (P.in_place()) continue;
+    slot.up = device_.alloc(P.upload_bytes(), "upload strip", CL_MEM_READ_ONLY);
+    slot.down = device_.alloc(P.download_bytes(), "download strip", CL_MEM_WRITE_ONLY);
     // Pinned host staging, unless the image itself is pinned: DMA runs from/to it while kernels
     // run (pageable memory is several times slower and serialises on a bounce buffer).
-    if (!in_pinned_) slot.staging_in = device_.pinned(layout_.upload_bytes, "pinned upload staging");
-    if (!out_pinned_) slot.staging_out = device_.pinned(layout_.download_bytes, "pinned download staging");
+    if (in_ == Transport::staged) slot.staging_in = device_.pinned(P.upload_bytes(), "pinned upload staging");
+    if (out_ == Transport::staged) slot.staging_out = device_.pinned(P.download_bytes(), "pinned download staging");
   }
   res_.ring_key = key;
 }
 
-void Run::plan_uploads() {
-  // Strip i may take its first rows from strip i-1's upload buffer only where strip i-1 uploaded
-  // them itself (a strip shorter than twice the halo got some of its own from strip i-2).
-  fresh_.clear();
-  for (int i = 0; i < layout_.strips; ++i) {
-    const Range up_rows = layout_.rows(0, layout_.strip(i));
-    Range fresh = up_rows;
-    if (i > 0 && !layout_.zero_copy && slots_ >= 2) {
-      const Range prev = layout_.rows(0, layout_.strip(i - 1));
-      const int begin = std::min(up_rows.end, std::max(up_rows.begin, prev.end));
-      const uint64_t shared_bytes = uint64_t(begin - up_rows.begin) * shape_.row_bytes();
-      if (begin > up_rows.begin && up_rows.begin >= fresh_.back().begin &&
-          shared_bytes >= options_.device_halo_copy_bytes)
-        fresh.begin = begin;
+Plane Run::plane(int s, const DeviceBuffer& buffer, Range own) const {
+  // Planes at the input of stage s (s = stages(): the final planes), origin at image row own.begin.
+  const int n = plan_.stages();
+  Plane p;
+  p.width = plan_.width();
+  p.rows = own.size();
+  if (s == n && final_in_place_) {  // single-channel float: the output image itself
+    p.buffer = in_place_out_;
+    p.pitch = plan_.width();
+    p.plane_stride = 0;
+    p.origin = own.begin * plan_.width();
+    return p;
+  }
+  p.buffer = buffer.get();
+  p.pitch = plan_.pitch(s);
+  p.plane_stride = int(plan_.plane_stride(s));
+  const int hx = s < n ? plan_.stage(s).hx : 0, hy = s < n ? plan_.stage(s).hy : 0;
+  p.origin = hy * p.pitch + plane_margin(hx);
+  return p;
+}
+
+void Run::enqueue_upload(StripCommands& strip, Slot& slot) {
+  // The rows this strip does not share with the previous one, from the host: read from the source
+  // into pinned staging (staged), straight from a pinned image, or not at all (in place).
+  const size_t row_bytes = shape_.row_bytes();
+  const Range fresh = strip.fresh;
+  const size_t offset = row_bytes * size_t(fresh.begin - strip.upload.begin);
+  if (slot.downloaded()) strip.ready.push_back(slot.downloaded);  // its download buffer is free
+  if (in_ == Transport::in_place || fresh.size() == 0) return;
+  const void* from = in_ == Transport::pinned ? ends_.in->row(fresh.begin) : slot.staging_in.data + offset;
+  if (in_ == Transport::staged) {
+    const auto start = Clock::now();
+    ends_.source->discard_before(strip.upload.begin);
+    source_used_ = true;
+    ends_.source->read(fresh.begin, fresh.end, slot.staging_in.data + offset);
+    if (options_.profile) {
+      std::lock_guard<std::mutex> lock(spans_mutex_);
+      host_spans_.push_back({3, strip.tag + "pack", start, Clock::now()});
     }
-    fresh_.push_back(fresh);
+  }
+  if (strip.index == 0) first_enqueue_ = Clock::now();  // its upload's QUEUED time is this moment
+  // The slot's upload buffer is free once its last strip, and the strip after it, have read it.
+  std::vector<cl::Event> free_up;
+  if (slot.up_free()) free_up.push_back(slot.up_free);
+  cl::Event uploaded;
+  cl_check(queues_[0].enqueueWriteBuffer(slot.up.get(), CL_FALSE, offset, row_bytes * size_t(fresh.size()), from,
+                                         free_up.empty() ? nullptr : &free_up, &uploaded),
+           "clEnqueueWriteBuffer", strip.tag + "upload");
+  if (options_.profile) recorded_.push_back({uploaded, strip.tag + "upload", 0});
+  if (strip.index == 0) first_event_ = uploaded;  // device time -> host time (collect)
+  strip.ready.push_back(uploaded);
+}
+
+void Run::enqueue_unpack(StripCommands& strip, Slot& slot) {
+  // Native rows into stage 0's input planes. Rows shared with the previous strip are read from its
+  // upload buffer; the launch also fills stage 0's left and right halo columns.
+  const int n = plan_.stages();
+  // Planes are laid out around the rows their stage computes (the strip when there is no stage).
+  const Range own = plan_.stage_input_rows(std::min(1, n), strip.strip), up = strip.upload;
+  const int shared_rows = strip.fresh.begin - up.begin;
+  const bool in_place = plan_.in_place();
+  Plane dst = plane_rows(plane(0, slot.work[0], own), up.begin - own.begin, up.size());
+  cl::Kernel& kernel = unpack_;
+  kernel.setArg(0, in_place ? in_place_in_ : slot.up.get());
+  kernel.setArg(1, cl_ulong(in_place ? size_t(up.begin) * plan_.width() * plan_.channels() : 0));
+  kernel.setArg(2, plan_.width());
+  kernel.setArg(3, up.size());
+  kernel.setArg(4, plan_.channels());
+  const cl_uint next = dst.set_args(kernel, 5);
+  if (shared_rows > 0) {
+    const Range prev = plan_.upload_rows(plan_.strip(strip.index - 1));
+    kernel.setArg(next, ring_[size_t((strip.index + slots_ - 1) % slots_)].up.get());
+    // In samples: row up.begin of the previous strip's buffer, minus this strip's row 0.
+    kernel.setArg(next + 1, cl_ulong(size_t(up.begin - prev.begin) * plan_.width() * plan_.channels()));
+  } else {
+    kernel.setArg(next, in_place ? in_place_in_ : slot.up.get());
+    kernel.setArg(next + 1, cl_ulong(0));
+  }
+  kernel.setArg(next + 2, shared_rows);
+  const int hx = n > 0 ? plan_.stage(0).hx : 0;
+  const Border border = n > 0 ? plan_.stage(0).border : Border{};
+  kernel.setArg(next + 3, hx);
+  kernel.setArg(next + 4, int(border.mode));
+  kernel.setArg(next + 5, border.value);
+  // The compute queue is in order: waiting here orders every kernel of this strip after it.
+  cl::Event event;
+  const int items = (plan_.width() + pack_vector_ - 1) / pack_vector_ + 2 * hx;
+  cl_check(queues_[1].enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(size_t(round_up(items, 64)), size_t(up.size())),
+                                           cl::NDRange(64, 1), strip.ready.empty() ? nullptr : &strip.ready,
+                                           options_.profile ? &event : nullptr),
+           "clEnqueueNDRangeKernel", "clf_unpack");
+  if (strip.index == 0 && in_place) first_event_ = event;
+  if (options_.profile) {
+    strip.events.push_back(event);
+    strip.names.push_back("clf_unpack");
   }
 }
 
-void Run::enqueue_strip(int index, Slot& slot, cl::Event& downloaded) {
-  const Layout& L = layout_;
-  const Range strip = L.strip(index);
-  const Range up_rows = L.rows(0, strip);
-  const size_t row_bytes = shape_.row_bytes();
-  const bool profile = options_.profile;
-  const std::string tag = "strip " + std::to_string(index) + " ";
-
-  // Rows shared with the previous strip (its lower halo and this one's upper halo) are already on
-  // the device when there are enough of them to matter (fresh_rows): the unpack kernel reads them
-  // from that strip's upload buffer, whose next upload then waits for this strip's kernels.
-  const Range fresh = fresh_[size_t(index)];
-  const size_t fresh_offset = row_bytes * size_t(fresh.begin - up_rows.begin);
-
-  // Host pack: the new rows from the source, into pinned memory (a pinned image is DMA'd directly;
-  // in place, the unpack kernel reads the image itself).
-  const void* upload_from = in_pinned_ ? ends_.in->row(fresh.begin) : nullptr;
-  if (!in_pinned_ && !L.zero_copy && fresh.size() > 0) {
-    const auto pack_start = Clock::now();
-    ends_.source->discard_before(up_rows.begin);
-    source_used_ = true;
-    ends_.source->read(fresh.begin, fresh.end, slot.staging_in.data + fresh_offset);
-    upload_from = slot.staging_in.data + fresh_offset;
-    if (profile) {
-      std::lock_guard<std::mutex> lock(spans_mutex_);
-      host_spans_.push_back({3, tag + "pack", pack_start, Clock::now()});
-    }
+void Run::enqueue_stage(int s, StripCommands& strip, Slot& slot) {
+  // Stage s: its input's halo rows outside the image and (after stage 0) its halo columns filled
+  // by the border rule, then the filter, writing into the next stage's input planes.
+  const int n = plan_.stages();
+  const StageShape& shape = plan_.stage(s);
+  const Range own = plan_.stage_input_rows(s + 1, strip.strip);  // the rows this stage computes
+  const int width = plan_.width(), height = plan_.height(), hx = shape.hx, hy = shape.hy;
+  Plane input = plane(s, slot.work[s % 2], own);
+  const int top = std::max(0, hy - own.begin), bottom = std::max(0, own.end + hy - height);
+  for (auto [row_begin, count] : {std::pair{-hy, top}, std::pair{height - own.begin, bottom}}) {
+    if (count == 0) continue;
+    input.set_args(pad_rows_, 0);
+    pad_rows_.setArg(4, width);
+    pad_rows_.setArg(5, hx);
+    pad_rows_.setArg(6, own.begin);
+    pad_rows_.setArg(7, height);
+    pad_rows_.setArg(8, row_begin);
+    pad_rows_.setArg(9, int(shape.border.mode));
+    pad_rows_.setArg(10, shape.border.value);
+    strip.stage.launch(pad_rows_, cl::NDRange(size_t(round_up(width + 2 * hx, 64)), size_t(count), size_t(plan_.channels())),
+                       cl::NDRange(64, 1, 1), "clf_pad_rows");
   }
-
-  std::vector<cl::Event> ready;  // what the strip's first kernel waits for
-  if (slot.downloaded()) ready.push_back(slot.downloaded);  // its download buffer is free
-  if (index == 0) first_enqueue_ = Clock::now();
-  if (!L.zero_copy && fresh.size() > 0) {
-    // The slot's upload buffer is free once its last strip, and the strip after it, have read it.
-    std::vector<cl::Event> free_up;
-    if (slot.up_free()) free_up.push_back(slot.up_free);
-    cl::Event uploaded;
-    cl_check(queues_[0].enqueueWriteBuffer(slot.up.get(), CL_FALSE, fresh_offset, row_bytes * fresh.size(),
-                                           upload_from, free_up.empty() ? nullptr : &free_up, &uploaded),
-             "clEnqueueWriteBuffer", tag + "upload");
-    if (profile) recorded_.push_back({uploaded, tag + "upload", 0});
-    if (index == 0) first_event_ = uploaded;  // device time -> host time (collect)
-    ready.push_back(uploaded);
+  const int inside_begin = std::max(-hy, -own.begin), inside_end = std::min(own.size() + hy, height - own.begin);
+  if (hx > 0 && inside_end > inside_begin && s > 0) {  // stage 0's: the unpack filled them
+    input.set_args(pad_cols_, 0);
+    pad_cols_.setArg(4, width);
+    pad_cols_.setArg(5, hx);
+    pad_cols_.setArg(6, inside_begin);
+    pad_cols_.setArg(7, int(shape.border.mode));
+    pad_cols_.setArg(8, shape.border.value);
+    strip.stage.launch(pad_cols_, cl::NDRange(size_t(2 * hx), size_t(inside_end - inside_begin), size_t(plan_.channels())),
+                       cl::NullRange, "clf_pad_cols");
   }
-  const int shared_rows = fresh.begin - up_rows.begin;
-  Slot& prev_slot = ring_[size_t((index + slots_ - 1) % slots_)];
-
-  // Compute: one Stage object carries the queue and the profiling sinks for every launch.
-  std::vector<cl::Event> kernel_events;
-  std::vector<std::string> kernel_names;
-  Stage stage;
-  stage.device_ = &device_;
-  stage.queue_ = &queues_[1];
-  stage.channels_ = L.channels;
-  // Profiling keeps every launch's event; otherwise only the strip's last kernel's (the pack, else a
-  // marker) orders the download: an event per launch is host work per command for the driver.
-  stage.events_ = profile ? &kernel_events : nullptr;
-  stage.event_names_ = profile ? &kernel_names : nullptr;
-  auto layout_plane = [&](int k, const DeviceBuffer& buffer, const Range& own_rows) {
-    // Plane of stage input k (k = n+1: the final output), origin at image row own_rows.begin.
-    if (k == L.n + 1 && final_in_place_) {
-      // Single-channel float planes laid out as the image itself: write the output in place.
-      Plane p;
-      p.buffer = in_place_out_;
-      p.pitch = L.width;
-      p.plane_stride = 0;
-      p.origin = own_rows.begin * L.width;
-      p.width = L.width;
-      p.rows = own_rows.size();
-      return p;
-    }
-    Plane p;
-    p.buffer = buffer.get();
-    p.pitch = L.pitch[size_t(k) - 1];
-    p.plane_stride = int(L.plane_stride(k));
-    const int halo_x = k <= L.n ? L.hx[size_t(k) - 1] : 0, halo_y = k <= L.n ? L.hy[size_t(k) - 1] : 0;
-    p.origin = halo_y * p.pitch + plane_margin(halo_x);
-    p.width = L.width;
-    p.rows = own_rows.size();
-    return p;
-  };
-  auto work_for_input = [&](int k) -> const DeviceBuffer& { return slot.work[(k - 1) % 2]; };
-
-  // Unpack the uploaded native rows into stage 1's input planes.
-  {
-    const int k = 1;
-    const Range own = k <= L.n ? L.rows(1, strip) : strip;
-    Plane dst = plane_rows(layout_plane(k, work_for_input(k), own), up_rows.begin - own.begin, up_rows.size());
-    cl::Kernel& kernel = unpack_;
-    kernel.setArg(0, L.zero_copy ? in_place_in_ : slot.up.get());
-    kernel.setArg(1, cl_ulong(L.zero_copy ? size_t(up_rows.begin) * L.width * L.channels : 0));
-    kernel.setArg(2, L.width);
-    kernel.setArg(3, up_rows.size());
-    kernel.setArg(4, L.channels);
-    const cl_uint next = dst.set_args(kernel, 5);
-    if (shared_rows > 0) {
-      const Range prev = L.rows(0, L.strip(index - 1));
-      kernel.setArg(next, prev_slot.up.get());
-      // In samples: row up_rows.begin of the previous strip's buffer, minus this strip's row 0.
-      kernel.setArg(next + 1, cl_ulong(size_t(up_rows.begin - prev.begin) * L.width * L.channels));
-    } else {
-      kernel.setArg(next, L.zero_copy ? in_place_in_ : slot.up.get());
-      kernel.setArg(next + 1, cl_ulong(0));
-    }
-    kernel.setArg(next + 2, shared_rows);
-    // The first stage's left and right halo columns, filled by the same launch (no clf_pad_cols).
-    const int hx = L.n > 0 ? L.hx[0] : 0;
-    const Border border = L.n > 0 ? chain_[0]->border() : Border{};
-    kernel.setArg(next + 3, hx);
-    kernel.setArg(next + 4, int(border.mode));
-    kernel.setArg(next + 5, border.value);
-    // The compute queue is in order: waiting here orders every kernel of this strip after it.
-    cl::Event event;
-    const int items = (L.width + pack_vector_ - 1) / pack_vector_ + 2 * hx;
-    cl_check(queues_[1].enqueueNDRangeKernel(kernel, cl::NullRange,
-                                             cl::NDRange(round_up(items, 64), up_rows.size()),
-                                             cl::NDRange(64, 1), ready.empty() ? nullptr : &ready,
-                                             profile ? &event : nullptr),
-             "clEnqueueNDRangeKernel", "clf_unpack");
-    if (index == 0 && L.zero_copy) first_event_ = event;
-    if (profile) {
-      kernel_events.push_back(event);
-      kernel_names.push_back("clf_unpack");
-    }
+  const Range next_own = plan_.stage_input_rows(std::min(s + 2, n), strip.strip);
+  Stage& stage = strip.stage;
+  stage.input_ = input;
+  stage.output_ = plane_rows(plane(s + 1, slot.work[(s + 1) % 2], next_own), own.begin - next_own.begin, own.size());
+  stage.temps_.clear();
+  for (int t = 0; t < shape.temps; ++t) {
+    Plane temp;
+    temp.buffer = slot.temps[size_t(t)].get();
+    temp.pitch = plan_.temp_pitch();
+    temp.plane_stride = int(size_t(plan_.temp_pitch()) * size_t(plan_.capacity_rows(s)));
+    temp.origin = hy * temp.pitch;
+    temp.width = width;
+    temp.rows = own.size();
+    stage.temps_.push_back(temp);
   }
+  chain_[size_t(s)]->enqueue(stage);
+}
 
-  for (int k = 1; k <= L.n; ++k) {
-    Filter& filter = *chain_[size_t(k) - 1];
-    const Range own = L.rows(k, strip);
-    const int hx = L.hx[size_t(k) - 1], hy = L.hy[size_t(k) - 1];
-    const Border border = filter.border();
-    Plane input = layout_plane(k, work_for_input(k), own);
-
-    // Pad: halo rows outside the image, then left/right halo columns of rows inside it.
-    const int top = std::max(0, hy - own.begin);
-    const int bottom = std::max(0, own.end + hy - L.height);
-    for (auto [row_begin, count] : {std::pair{-hy, top}, std::pair{L.height - own.begin, bottom}}) {
-      if (count == 0) continue;
-      input.set_args(pad_rows_, 0);
-      pad_rows_.setArg(4, L.width);
-      pad_rows_.setArg(5, hx);
-      pad_rows_.setArg(6, own.begin);
-      pad_rows_.setArg(7, L.height);
-      pad_rows_.setArg(8, row_begin);
-      pad_rows_.setArg(9, int(border.mode));
-      pad_rows_.setArg(10, border.value);
-      stage.launch(pad_rows_, cl::NDRange(round_up(L.width + 2 * hx, 64), count, L.channels),
-                   cl::NDRange(64, 1, 1), "clf_pad_rows");
-    }
-    const int inside_begin = std::max(-hy, -own.begin);
-    const int inside_end = std::min(own.size() + hy, L.height - own.begin);
-    if (hx > 0 && inside_end > inside_begin && k > 1) {  // stage 1's: the unpack filled them
-      input.set_args(pad_cols_, 0);
-      pad_cols_.setArg(4, L.width);
-      pad_cols_.setArg(5, hx);
-      pad_cols_.setArg(6, inside_begin);
-      pad_cols_.setArg(7, int(border.mode));
-      pad_cols_.setArg(8, border.value);
-      stage.launch(pad_cols_, cl::NDRange(2 * hx, inside_end - inside_begin, L.channels),
-                   cl::NullRange, "clf_pad_cols");
-    }
-
-    // Output: into the next stage's input layout (or the final planes), at this stage's rows.
-    const Range next_own = k < L.n ? L.rows(k + 1, strip) : strip;
-    Plane output = plane_rows(layout_plane(k + 1, slot.work[k % 2], next_own), own.begin - next_own.begin, own.size());
-    stage.input_ = input;
-    stage.output_ = output;
-    stage.temps_.clear();
-    for (int t = 0; t < L.temps[size_t(k) - 1]; ++t) {
-      Plane temp;
-      temp.buffer = slot.temps[size_t(t)].get();
-      temp.pitch = L.temp_pitch;
-      temp.plane_stride = int(size_t(L.temp_pitch) * L.capacity_rows[size_t(k) - 1]);
-      temp.origin = hy * temp.pitch;
-      temp.width = L.width;
-      temp.rows = own.size();
-      stage.temps_.push_back(temp);
-    }
-    filter.enqueue(stage);
-  }
-
-  // Pack the final planes into native pixels (unless they already are the output image).
+void Run::enqueue_pack(StripCommands& strip, Slot& slot) {
+  // The final planes into native pixels (unless they are the output image already); the strip's
+  // last kernel, whose event orders the download. Unprofiled, with a filter's kernel last: a marker.
+  const int n = plan_.stages();
+  const bool in_place = plan_.in_place();
   if (!final_in_place_) {
-    Plane src = layout_plane(L.n + 1, slot.work[L.n % 2], strip);
+    Plane src = plane(n, slot.work[n % 2], strip.strip);
     src.set_args(pack_, 0);
-    pack_.setArg(4, L.zero_copy ? in_place_out_ : slot.down.get());
-    pack_.setArg(5, cl_ulong(L.zero_copy ? size_t(strip.begin) * L.width * L.channels : 0));
-    pack_.setArg(6, L.width);
-    pack_.setArg(7, strip.size());
-    pack_.setArg(8, L.channels);
-    const int items = (L.width + pack_vector_ - 1) / pack_vector_;
-    cl::Event packed;  // the strip's last kernel: its event orders the download
-    cl_check(queues_[1].enqueueNDRangeKernel(pack_, cl::NullRange, cl::NDRange(round_up(items, 64), strip.size()),
+    pack_.setArg(4, in_place ? in_place_out_ : slot.down.get());
+    pack_.setArg(5, cl_ulong(in_place ? size_t(strip.strip.begin) * plan_.width() * plan_.channels() : 0));
+    pack_.setArg(6, plan_.width());
+    pack_.setArg(7, strip.strip.size());
+    pack_.setArg(8, plan_.channels());
+    const int items = (plan_.width() + pack_vector_ - 1) / pack_vector_;
+    cl::Event packed;
+    cl_check(queues_[1].enqueueNDRangeKernel(pack_, cl::NullRange,
+                                             cl::NDRange(size_t(round_up(items, 64)), size_t(strip.strip.size())),
                                              cl::NDRange(64, 1), nullptr, &packed),
              "clEnqueueNDRangeKernel", "clf_pack");
-    kernel_events.push_back(packed);
-    if (profile) kernel_names.push_back("clf_pack");
+    strip.events.push_back(packed);
+    if (options_.profile) strip.names.push_back("clf_pack");
   }
-  if (kernel_events.empty()) {  // unprofiled, the last kernel a filter's own: a marker after it
+  if (strip.events.empty()) {
     cl::Event marker;
     cl_check(queues_[1].enqueueMarkerWithWaitList(nullptr, &marker), "clEnqueueMarkerWithWaitList",
-             tag + "computed");
-    kernel_events.push_back(marker);
+             strip.tag + "computed");
+    strip.events.push_back(marker);
   }
-  std::vector<cl::Event> computed{kernel_events.back()};
-  slot.up_free = kernel_events.back();
-  if (shared_rows > 0) prev_slot.up_free = kernel_events.back();  // read by this strip's unpack
-  if (profile)
-    for (size_t e = 0; e < kernel_events.size(); ++e)
-      recorded_.push_back({kernel_events[e], tag + kernel_names[e], 1});
+  slot.up_free = strip.events.back();
+  if (strip.fresh.begin > strip.upload.begin)  // the previous strip's upload buffer was read too
+    ring_[size_t((strip.index + slots_ - 1) % slots_)].up_free = strip.events.back();
+  if (options_.profile)
+    for (size_t e = 0; e < strip.events.size(); ++e) recorded_.push_back({strip.events[e], strip.tag + strip.names[e], 1});
+}
 
-  if (L.zero_copy) {
-    // The strip's output rows are in the image already; mapping them is OpenCL's way of saying the
-    // host may read them (a no-op on CPU devices that use the host pointer).
+void Run::enqueue_landing(StripCommands& strip, Slot& slot, cl::Event& downloaded) {
+  // Where the finished rows go: downloaded to pinned staging or a pinned image; in place, only a
+  // map (OpenCL's way of saying the host may read them; a no-op on CPU devices).
+  const std::vector<cl::Event> computed{strip.events.back()};
+  const size_t row_bytes = shape_.row_bytes(), bytes = row_bytes * size_t(strip.strip.size());
+  if (out_ == Transport::in_place) {
     cl_int err = CL_SUCCESS;
-    const size_t offset = row_bytes * size_t(strip.begin), bytes = row_bytes * strip.size();
-    void* mapped = queues_[1].enqueueMapBuffer(in_place_out_, CL_FALSE, CL_MAP_READ, offset, bytes, &computed,
-                                               &downloaded, &err);
-    cl_check(err, "clEnqueueMapBuffer", tag + "output rows");
+    void* mapped = queues_[1].enqueueMapBuffer(in_place_out_, CL_FALSE, CL_MAP_READ, row_bytes * size_t(strip.strip.begin),
+                                               bytes, &computed, &downloaded, &err);
+    cl_check(err, "clEnqueueMapBuffer", strip.tag + "output rows");
     cl_check(queues_[1].enqueueUnmapMemObject(in_place_out_, mapped, nullptr, nullptr), "clEnqueueUnmapMemObject",
-             tag + "output rows");
+             strip.tag + "output rows");
     cl_check(queues_[1].flush(), "clFlush", "compute");
     return;
   }
-
-  void* download_to = out_pinned_ ? static_cast<void*>(ends_.out->row(strip.begin)) : slot.staging_out.data;
-  cl_check(queues_[2].enqueueReadBuffer(slot.down.get(), CL_FALSE, 0, row_bytes * strip.size(),
-                                        download_to, &computed, &downloaded),
-           "clEnqueueReadBuffer", tag + "download");
-  if (profile) recorded_.push_back({downloaded, tag + "download", 2});
+  void* to = out_ == Transport::pinned ? static_cast<void*>(ends_.out->row(strip.strip.begin)) : slot.staging_out.data;
+  cl_check(queues_[2].enqueueReadBuffer(slot.down.get(), CL_FALSE, 0, bytes, to, &computed, &downloaded),
+           "clEnqueueReadBuffer", strip.tag + "download");
+  if (options_.profile) recorded_.push_back({downloaded, strip.tag + "download", 2});
   slot.downloaded = downloaded;
   for (int q = 0; q < 3; ++q) cl_check(queues_[q].flush(), "clFlush", track_names[q]);
 }
 
-void Run::worker_loop() {
+Run::Landing Run::issue_strip(int index) {
+  if (options_.cancel && options_.cancel->load())
+    throw Error(ErrorKind::cancelled, "interrupted after " + std::to_string(index) + " of " +
+                                          std::to_string(plan_.strips()) + " strips");
+  Landing job{index, &ring_[size_t(index % slots_)], cl::Event()};
+  const auto start = Clock::now();
+  if (index == 0) first_enqueue_ = start;
+  StripCommands strip;
+  strip.index = index;
+  strip.strip = plan_.strip(index);
+  strip.upload = plan_.upload_rows(strip.strip);
+  strip.fresh = fresh_[size_t(index)];
+  strip.tag = "strip " + std::to_string(index) + " ";
+  strip.stage.device_ = &device_;
+  strip.stage.queue_ = &queues_[1];
+  strip.stage.channels_ = plan_.channels();
+  // Profiling keeps every launch's event; otherwise only the strip's last kernel's (the pack, else a
+  // marker) orders the download: an event per launch is host work per command for the driver.
+  strip.stage.events_ = options_.profile ? &strip.events : nullptr;
+  strip.stage.event_names_ = options_.profile ? &strip.names : nullptr;
+  enqueue_upload(strip, *job.slot);
+  enqueue_unpack(strip, *job.slot);
+  for (int s = 0; s < plan_.stages(); ++s) enqueue_stage(s, strip, *job.slot);
+  enqueue_pack(strip, *job.slot);
+  enqueue_landing(strip, *job.slot, job.downloaded);
+  enqueue_us_ += std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+  return job;
+}
+
+void Run::land(const Landing& job) {
+  job.wait_downloaded();
+  if (out_ != Transport::staged) return;
+  const auto start = Clock::now();
+  const Range strip = plan_.strip(job.index);
+  ends_.sink->write(strip.begin, strip.end, job.slot->staging_out.data);
+  if (options_.profile) {
+    std::lock_guard<std::mutex> lock(spans_mutex_);
+    host_spans_.push_back({4, "strip " + std::to_string(job.index) + " unpack", start, Clock::now()});
+  }
+}
+
+void Run::run_ordered_by_device() {
+  // Pinned images both ways: the device orders slot reuse by events, and this thread alone enqueues
+  // up to enqueue_ahead strips past the ring, landing the oldest as it goes: no host wake-up sits
+  // between strips, and Ctrl-C still stops within a few strips.
+  std::deque<Landing> pending;
+  auto land_oldest = [&] {
+    land(pending.front());
+    pending.pop_front();
+    if (options_.progress) options_.progress(++landed_, plan_.strips());
+  };
+  std::exception_ptr error;
+  try {
+    for (int i = 0; i < plan_.strips(); ++i) {
+      while (!pending.empty() && pending.front().index < i - slots_ - enqueue_ahead) land_oldest();
+      pending.push_back(issue_strip(i));
+    }
+    while (!pending.empty()) land_oldest();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  for (auto& q : queues_) q.finish();
+  if (error) std::rethrow_exception(error);
+}
+
+void Run::landing_thread() {
   try {
     for (;;) {
       Landing job;
@@ -557,15 +509,7 @@ void Run::worker_loop() {
         job = landing_.front();
         landing_.pop_front();
       }
-      job.wait_downloaded();
-      const auto start = Clock::now();
-      const Range strip = layout_.strip(job.index);
-      const bool in_place = out_pinned_ || layout_.zero_copy;
-      if (!in_place) ends_.sink->write(strip.begin, strip.end, job.slot->staging_out.data);
-      if (options_.profile && !in_place) {
-        std::lock_guard<std::mutex> lock(spans_mutex_);
-        host_spans_.push_back({4, "strip " + std::to_string(job.index) + " unpack", start, Clock::now()});
-      }
+      land(job);
       {
         std::lock_guard<std::mutex> lock(mutex_);
         ++landed_;
@@ -574,78 +518,37 @@ void Run::worker_loop() {
     }
   } catch (...) {
     std::lock_guard<std::mutex> lock(mutex_);
-    worker_error_ = std::current_exception();
+    landing_error_ = std::current_exception();
     closing_ = true;
     cv_.notify_all();
   }
 }
 
-Run::Landing Run::issue_strip(int index) {
-  if (options_.cancel && options_.cancel->load())
-    throw Error(ErrorKind::cancelled, "interrupted after " + std::to_string(index) + " of " +
-                                          std::to_string(layout_.strips) + " strips");
-  Landing job{index, &ring_[size_t(index % slots_)], cl::Event()};
-  const auto start = Clock::now();
-  enqueue_strip(index, *job.slot, job.downloaded);
-  enqueue_us_ += std::chrono::duration<double, std::micro>(Clock::now() - start).count();
-  return job;
-}
-
-void Run::execute(RunStats& stats) {
-  make_queues();
-  make_slots();
-  for (Slot& slot : ring_) slot.up_free = slot.downloaded = cl::Event();
-  plan_uploads();
-  // With host copies (pageable images, zero-copy maps) a slot is free for the host once the strip
-  // that used it last has landed, and a worker thread lands strips while this one enqueues. Without
-  // them the device orders slot reuse by events (enqueue_strip) and this thread alone enqueues up
-  // to enqueue_ahead strips past the ring, landing the oldest as it goes: no host wake-up sits
-  // between strips, and Ctrl-C still stops within a few strips.
-  const bool host_copies = layout_.zero_copy || !in_pinned_ || !out_pinned_;
-  const auto t0 = Clock::now();
-  std::exception_ptr error;
-  if (!host_copies) {
-    std::deque<Landing> pending;
-    auto land = [&] {
-      pending.front().wait_downloaded();
-      pending.pop_front();
-      if (options_.progress) options_.progress(++landed_, layout_.strips);
-    };
-    try {
-      for (int i = 0; i < layout_.strips; ++i) {
-        while (!pending.empty() && pending.front().index < i - slots_ - enqueue_ahead) land();
-        pending.push_back(issue_strip(i));
-      }
-      while (!pending.empty()) land();
-    } catch (...) {
-      error = std::current_exception();
-    }
-    for (auto& q : queues_) q.finish();
-    if (error) std::rethrow_exception(error);
-    finish_stats(stats, t0);
-    return;
-  }
-  std::thread worker([this] { worker_loop(); });
-  // This thread reports progress (the callback runs on the caller's thread, whatever the images)
-  // while it waits for the worker: for a free slot, then for the last strips.
+void Run::run_with_landing_thread() {
+  // Staged output (the sink writes on the landing thread) or in place (the host maps rows): a slot
+  // is free for the host once the strip that used it last has landed. This thread reads the source,
+  // enqueues, and reports progress (on the caller's thread, whatever the images) while it waits:
+  // for a free slot, then for the last strips.
+  std::thread lander([this] { landing_thread(); });
   int reported = 0;
   auto wait_landed = [&](int count) {
     for (;;) {
       int landed;
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        cv_.wait(lock, [&] { return landed_ > reported || landed_ >= count || worker_error_; });
-        if (worker_error_) return false;
+        cv_.wait(lock, [&] { return landed_ > reported || landed_ >= count || landing_error_; });
+        if (landing_error_) return false;
         landed = landed_;
       }
-      if (options_.progress && landed > reported) options_.progress(landed, layout_.strips);
+      if (options_.progress && landed > reported) options_.progress(landed, plan_.strips());
       reported = landed;
       if (landed >= count) return true;
     }
   };
+  std::exception_ptr error;
   try {
-    for (int i = 0; i <= layout_.strips; ++i) {
-      if (!wait_landed(i < layout_.strips ? i - slots_ + 1 : layout_.strips) || i == layout_.strips) break;
+    for (int i = 0; i <= plan_.strips(); ++i) {
+      if (!wait_landed(i < plan_.strips() ? i - slots_ + 1 : plan_.strips()) || i == plan_.strips()) break;
       Landing job = issue_strip(i);
       {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -661,10 +564,23 @@ void Run::execute(RunStats& stats) {
     closing_ = true;
   }
   cv_.notify_all();
-  worker.join();
+  lander.join();
   for (auto& q : queues_) q.finish();
   if (error) std::rethrow_exception(error);
-  if (worker_error_) std::rethrow_exception(worker_error_);
+  if (landing_error_) std::rethrow_exception(landing_error_);
+}
+
+void Run::execute(RunStats& stats) {
+  make_queues();
+  make_slots();
+  for (Slot& slot : ring_) slot.up_free = slot.downloaded = cl::Event();
+  fresh_ = plan_.fresh_rows(slots_, options_.device_halo_copy_bytes);
+  const auto t0 = Clock::now();
+  const bool device_ordered = in_ == Transport::pinned && out_ == Transport::pinned;
+  if (device_ordered)
+    run_ordered_by_device();
+  else
+    run_with_landing_thread();
   finish_stats(stats, t0);
 }
 
@@ -672,7 +588,7 @@ void Run::finish_stats(RunStats& stats, Clock::time_point t0) {
   stats.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   stats.host_enqueue_ms = enqueue_us_ / 1000.0;
   stats.bytes_uploaded = 0;
-  for (int i = 0; i < layout_.strips; ++i) stats.bytes_uploaded += shape_.row_bytes() * fresh_[size_t(i)].size();
+  for (const Range& fresh : fresh_) stats.bytes_uploaded += shape_.row_bytes() * size_t(fresh.size());
   stats.bytes_downloaded = shape_.row_bytes() * size_t(shape_.height);
   if (options_.profile) collect(stats, t0);
 }
@@ -694,8 +610,7 @@ void Run::collect(RunStats& stats, Clock::time_point t0) {
     stats.trace.push_back({track_names[r.track], r.name, s, e});
   }
   for (auto& h : host_spans_)
-    stats.trace.push_back({track_names[h.track], h.name,
-                           std::chrono::duration<double, std::micro>(h.start - t0).count(),
+    stats.trace.push_back({track_names[h.track], h.name, std::chrono::duration<double, std::micro>(h.start - t0).count(),
                            std::chrono::duration<double, std::micro>(h.end - t0).count()});
   stats.upload_busy_ms = busy_ms(spans[0]);
   stats.compute_busy_ms = busy_ms(spans[1]);
@@ -706,6 +621,26 @@ void Run::collect(RunStats& stats, Clock::time_point t0) {
 uint64_t default_budget(const DeviceInfo& info) {
   // Leave room for other users of the device and for the driver's own allocations.
   return info.global_mem_bytes / 2;
+}
+
+void check_options(const RunOptions& options) {
+  if (options.slots < 1 || options.slots > 64)
+    throw Error(ErrorKind::usage, "slots must be in [1, 64] (got " + std::to_string(options.slots) + ")");
+  if (options.queues != 1 && options.queues != 3)
+    throw Error(ErrorKind::usage, "queues must be 1 or 3 (got " + std::to_string(options.queues) + ")");
+  if (options.strip_rows < 0)
+    throw Error(ErrorKind::usage, "strip rows must be >= 0 (got " + std::to_string(options.strip_rows) + ")");
+}
+
+Error over_budget(const StripPlan& plan, int slots, uint64_t room) {
+  const std::string why = plan.indexable() ? "" : " (a strip buffer passes 2^31 floats)";
+  return Error(ErrorKind::device,
+               "strips of " + std::to_string(plan.strip_rows()) + " rows need " +
+                   std::to_string(uint64_t(slots) * plan.slot_bytes() >> 20) + " MiB of device memory, over the budget of " +
+                   std::to_string(room >> 20) + " MiB" + why +
+                   "; raise --max-device-memory, lower --slots, or use a border other than wrap (wrap needs the "
+                   "whole image on the device)",
+               CL_MEM_OBJECT_ALLOCATION_FAILURE);
 }
 
 }  // namespace
@@ -721,92 +656,39 @@ uint64_t StreamResources::ring_bytes() const {
 
 RunStats stream(Device& device, const std::vector<Filter*>& chain, const Endpoints& ends,
                 const RunOptions& options, StreamResources& resources) {
-  if (options.slots < 1 || options.slots > 64)
-    throw Error(ErrorKind::usage, "slots must be in [1, 64] (got " + std::to_string(options.slots) + ")");
-  if (options.queues != 1 && options.queues != 3)
-    throw Error(ErrorKind::usage, "queues must be 1 or 3 (got " + std::to_string(options.queues) + ")");
-  if (options.strip_rows < 0)
-    throw Error(ErrorKind::usage, "strip rows must be >= 0 (got " + std::to_string(options.strip_rows) + ")");
-  const ImageShape& in = ends.shape;
+  check_options(options);
   const DeviceInfo& info = device.info();
+  const std::vector<StageShape> stages = stage_shapes(chain);
   // In place only where the images fit one buffer each (the driver refuses larger host-pointer
   // buffers with CL_INVALID_BUFFER_SIZE); larger images stream in strips like on a GPU.
   const uint64_t max_alloc = device.max_alloc_bytes();
-  const bool zero_copy = options.zero_copy && info.is_cpu && ends.in && ends.out &&
-                         ends.in->byte_size() <= max_alloc;
+  const bool in_place = options.zero_copy && info.is_cpu && ends.in && ends.out && ends.in->byte_size() <= max_alloc;
   uint64_t budget = options.max_device_memory ? options.max_device_memory : default_budget(info);
   // Filter weights and the like, already allocated (a ring kept from the last run is this run's).
   const uint64_t fixed = device.bytes_in_use() - resources.ring_bytes();
-  const int height = in.height;
   RunStats stats;
   stats.queues = options.queues;
   int requested_rows = options.strip_rows;
   for (int attempt = 0;; ++attempt) {
     const uint64_t room = budget > fixed ? budget - fixed : 0;
-    auto fits = [&](const Layout& L, int slots) {
-      return L.indexable() && uint64_t(slots) * L.slot_bytes() <= room &&
-             L.work_floats * sizeof(float) <= max_alloc && L.upload_bytes <= max_alloc &&
-             L.temp_floats * sizeof(float) <= max_alloc;
+    auto fits = [&](const StripPlan& P, int slots) {
+      return P.indexable() && uint64_t(slots) * P.slot_bytes() <= room && P.work_floats() * sizeof(float) <= max_alloc &&
+             P.upload_bytes() <= max_alloc && P.temp_floats() * sizeof(float) <= max_alloc;
     };
-    int slots = options.slots;
-    // Strip height: the user's, else strips of a few MiB (device memory stays flat as images grow),
-    // capped by the budget. GPUs: 4 MiB of pixels as transferred, at least 2 strips (a strip costs
-    // ~6 commands of host time; the last strip's transfer and compute overlap nothing). CPUs: 4 MiB
-    // of the float planes the kernels work on, at least 4 strips, so that a strip's planes stay in
-    // the caches between passes (docs/PERFORMANCE.md has both measurements).
-    int rows = requested_rows;
-    if (rows == 0) {
-      const uint64_t row_bytes = info.is_gpu ? in.row_bytes() : uint64_t(in.width) * in.channels * sizeof(float);
-      const uint64_t strip_bytes = uint64_t(4) << 20;
-      const int min_strips = info.is_gpu ? 2 : 4;
-      const int by_bytes = int(std::max<uint64_t>(1, strip_bytes / row_bytes));
-      const int strips = std::max((height + by_bytes - 1) / by_bytes, std::min(min_strips, height));
-      const int target = (height + strips - 1) / strips;
-      // The largest height <= target that fits (slot bytes grow with it); when not even one row
-      // fits with this many slots, fewer slots in flight beat failing.
-      int best = 0;
-      for (;;) {
-        int lo = 1, hi = target;
-        while (lo <= hi) {
-          const int mid = lo + (hi - lo) / 2;
-          if (fits(Layout(chain, in, mid, zero_copy), std::min(slots, (height + mid - 1) / mid))) {
-            best = mid;
-            lo = mid + 1;
-          } else {
-            hi = mid - 1;
-          }
-        }
-        if (best > 0 || slots == 1) break;
-        --slots;
-      }
-      rows = std::max(best, 1);
-    }
-    rows = std::min(rows, height);
-    while (!Layout(chain, in, rows, zero_copy).borders_reachable(chain) && rows < height)
-      rows = std::min(height, rows * 2);
-    Layout layout(chain, in, rows, zero_copy);
-    slots = std::min(slots, layout.strips);
-    if (!fits(layout, slots)) {
-      std::string why = layout.indexable() ? "" : " (a strip buffer passes 2^31 floats)";
-      throw Error(ErrorKind::device,
-                  "strips of " + std::to_string(rows) + " rows need " +
-                      std::to_string(uint64_t(slots) * layout.slot_bytes() >> 20) +
-                      " MiB of device memory, over the budget of " + std::to_string(room >> 20) +
-                      " MiB" + why +
-                      "; raise --max-device-memory, lower --slots, or use a border other than wrap "
-                      "(wrap needs the whole image on the device)",
-                  CL_MEM_OBJECT_ALLOCATION_FAILURE);
-    }
+    const StripChoice choice =
+        choose_strips(stages, ends.shape, in_place, info.is_gpu, requested_rows, options.slots, fits);
+    const StripPlan plan(stages, ends.shape, choice.rows, in_place);
+    if (!fits(plan, choice.slots)) throw over_budget(plan, choice.slots, room);
     device.reset_peak();
-    stats.strips = layout.strips;
-    stats.strip_rows = layout.strip_rows;
-    stats.slots = slots;
+    stats.strips = plan.strips();
+    stats.strip_rows = plan.strip_rows();
+    stats.slots = choice.slots;
     stats.device_budget = budget;
     stats.retries = attempt;
-    stats.zero_copy = zero_copy;
+    stats.zero_copy = in_place;
     bool rows_consumed = false;
     try {
-      Run run(device, chain, ends, options, layout, slots, resources);
+      Run run(device, chain, ends, options, plan, choice.slots, resources);
       try {
         run.execute(stats);
       } catch (...) {
@@ -816,11 +698,11 @@ RunStats stream(Device& device, const std::vector<Filter*>& chain, const Endpoin
       stats.device_bytes_peak = device.peak_bytes_in_use();
       return stats;
     } catch (const Error& e) {
-      resources.clear();  // queues that saw a failure, buffers sized for the failed layout
+      resources.clear();  // queues that saw a failure, buffers sized for the failed plan
       // Out of device memory: retry with half the working set, down to one-row strips (unless a
       // source that cannot rewind has handed out rows already).
-      if (!e.is_out_of_memory() || (layout.strip_rows == 1 && slots == 1) || rows_consumed) throw;
-      budget = fixed + uint64_t(slots) * layout.slot_bytes() / 2;
+      if (!e.is_out_of_memory() || (plan.strip_rows() == 1 && choice.slots == 1) || rows_consumed) throw;
+      budget = fixed + uint64_t(choice.slots) * plan.slot_bytes() / 2;
       requested_rows = 0;
       stats.trace.clear();
     }

@@ -1,0 +1,137 @@
+// The strip plan (see strip_plan.hpp): row ranges, buffer sizes, shared rows, strip height.
+#include "strip_plan.hpp"
+
+#include <algorithm>
+
+namespace clf::detail {
+namespace {
+constexpr int pitch_align = 32;  // floats: rows start on 128-byte boundaries
+constexpr uint64_t max_buffer_floats = (uint64_t(1) << 31) - 1;  // kernels index with int
+int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
+}  // namespace
+
+std::vector<StageShape> stage_shapes(const std::vector<Filter*>& chain) {
+  std::vector<StageShape> stages;
+  for (Filter* f : chain) {
+    const Halo halo = f->halo();
+    stages.push_back({halo.x, halo.y, f->temp_planes(), f->border()});
+  }
+  return stages;
+}
+
+StripPlan::StripPlan(const std::vector<StageShape>& stages, const ImageShape& image, int strip_rows, bool in_place)
+    : stages_(stages), image_(image), in_place_(in_place) {
+  const int n = this->stages();
+  strip_rows_ = std::max(1, std::min(strip_rows, height()));
+  strips_ = (height() + strip_rows_ - 1) / strip_rows_;
+  below_.assign(size_t(n) + 1, 0);
+  for (int s = n - 1; s >= 0; --s) below_[size_t(s)] = below_[size_t(s) + 1] + stages_[size_t(s)].hy;
+  auto most_rows = [&](int s) { return int(std::min<int64_t>(height(), int64_t(strip_rows_) + 2 * below_[size_t(s)])); };
+  temp_pitch_ = round_up(width(), pitch_align);
+  for (int s = 0; s <= n; ++s) {  // s = n: the final planes
+    const int hx = s < n ? stages_[size_t(s)].hx : 0, hy = s < n ? stages_[size_t(s)].hy : 0;
+    pitch_.push_back(round_up(round_up(width(), 4) + 2 * plane_margin(hx), pitch_align));
+    capacity_rows_.push_back(most_rows(std::min(s + 1, n)) + 2 * hy);  // the rows stage s computes, +- its halo
+    work_floats_ = std::max(work_floats_, size_t(channels()) * size_t(pitch_.back()) * size_t(capacity_rows_.back()));
+    if (s < n && stages_[size_t(s)].temps > 0) {
+      temp_floats_ = std::max(temp_floats_, size_t(channels()) * size_t(temp_pitch_) * size_t(capacity_rows_.back()));
+      max_temps_ = std::max(max_temps_, stages_[size_t(s)].temps);
+    }
+  }
+  upload_bytes_ = image_.row_bytes() * size_t(most_rows(0));
+  download_bytes_ = image_.row_bytes() * size_t(strip_rows_);
+}
+
+Range StripPlan::stage_input_rows(int s, Range strip) const {
+  const int b = below_[size_t(s)];
+  return {std::max(0, strip.begin - b), std::min(height(), strip.end + b)};
+}
+
+uint64_t StripPlan::slot_bytes() const {
+  return (in_place_ ? 0 : upload_bytes_ + download_bytes_) +
+         sizeof(float) * (2 * work_floats_ + size_t(max_temps_) * temp_floats_);
+}
+
+bool StripPlan::indexable() const {
+  return work_floats_ <= max_buffer_floats && temp_floats_ <= max_buffer_floats &&
+         upload_bytes_ / pixel_type_size(image_.type) <= max_buffer_floats;
+}
+
+bool StripPlan::borders_reachable() const {
+  for (int i = 0; i < strips_; ++i) {
+    const Range strip = this->strip(i);
+    for (int s = 0; s < stages(); ++s) {
+      const Border border = stages_[size_t(s)].border;
+      if (border.mode == BorderMode::constant) continue;
+      const Range out = stage_input_rows(s + 1, strip), in = stage_input_rows(s, strip);
+      const int h = stages_[size_t(s)].hy;
+      auto reachable = [&](int p) {
+        const int m = border_interpolate(p, height(), border.mode);
+        return m >= in.begin && m < in.end;
+      };
+      for (int p = out.begin - h; p < std::min(0, out.end + h); ++p)  // above the image
+        if (!reachable(p)) return false;
+      for (int p = std::max(height(), out.begin - h); p < out.end + h; ++p)  // below it
+        if (!reachable(p)) return false;
+    }
+  }
+  return true;
+}
+
+std::vector<Range> StripPlan::fresh_rows(int slots, uint64_t min_shared_bytes) const {
+  // Strip i may take its first rows from strip i-1's upload buffer only where strip i-1 uploaded
+  // them itself (a strip shorter than twice the halo got some of its own from strip i-2).
+  std::vector<Range> fresh;
+  for (int i = 0; i < strips_; ++i) {
+    const Range up = upload_rows(strip(i));
+    Range mine = up;
+    if (i > 0 && !in_place_ && slots >= 2) {
+      const Range prev = upload_rows(strip(i - 1));
+      const int begin = std::min(up.end, std::max(up.begin, prev.end));
+      const uint64_t shared_bytes = uint64_t(begin - up.begin) * image_.row_bytes();
+      if (begin > up.begin && up.begin >= fresh.back().begin && shared_bytes >= min_shared_bytes) mine.begin = begin;
+    }
+    fresh.push_back(mine);
+  }
+  return fresh;
+}
+
+StripChoice choose_strips(const std::vector<StageShape>& stages, const ImageShape& image, bool in_place,
+                          bool gpu, int requested, int slots,
+                          const std::function<bool(const StripPlan&, int slots)>& fits) {
+  const int height = image.height;
+  int rows = requested;
+  if (rows == 0) {
+    // Strips of a few MiB (device memory stays flat as images grow), capped by the budget. GPUs:
+    // 4 MiB of pixels as transferred, at least 2 strips (a strip costs ~6 commands of host time;
+    // the last strip's transfer and compute overlap nothing). CPUs: 4 MiB of the float planes the
+    // kernels work on, at least 4 strips, so that a strip's planes stay in the caches between
+    // passes (docs/PERFORMANCE.md has both measurements).
+    const uint64_t row_bytes = gpu ? image.row_bytes() : uint64_t(image.width) * image.channels * sizeof(float);
+    const int by_bytes = int(std::max<uint64_t>(1, (uint64_t(4) << 20) / row_bytes));
+    const int strips = std::max((height + by_bytes - 1) / by_bytes, std::min(gpu ? 2 : 4, height));
+    const int target = (height + strips - 1) / strips;
+    // The largest height <= target that fits (slot bytes grow with it); when not even one row fits
+    // with this many slots, fewer slots in flight beat failing.
+    int best = 0;
+    for (;;) {
+      for (int lo = 1, hi = target; lo <= hi;) {
+        const int mid = lo + (hi - lo) / 2;
+        if (fits(StripPlan(stages, image, mid, in_place), std::min(slots, (height + mid - 1) / mid))) {
+          best = mid;
+          lo = mid + 1;
+        } else {
+          hi = mid - 1;
+        }
+      }
+      if (best > 0 || slots == 1) break;
+      --slots;
+    }
+    rows = std::max(best, 1);
+  }
+  rows = std::min(rows, height);
+  while (!StripPlan(stages, image, rows, in_place).borders_reachable() && rows < height) rows = std::min(height, rows * 2);
+  return {rows, std::min(slots, (height + rows - 1) / rows)};
+}
+
+}  // namespace clf::detail

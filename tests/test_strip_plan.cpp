@@ -1,0 +1,97 @@
+// The strip plan, without a device: which rows each stage needs and computes, which rows cross the
+// bus, buffer sizes, and the strip height a run chooses.
+#include <catch2/catch.hpp>
+
+#include "strip_plan.hpp"
+
+using clf::detail::choose_strips;
+using clf::detail::Range;
+using clf::detail::StageShape;
+using clf::detail::StripPlan;
+
+namespace {
+const clf::ImageShape image{100, 50, 3, clf::PixelType::u8};
+StageShape stage(int hx, int hy, clf::BorderMode mode = clf::BorderMode::reflect101, int temps = 0) {
+  StageShape s;
+  s.hx = hx;
+  s.hy = hy;
+  s.temps = temps;
+  s.border.mode = mode;
+  return s;
+}
+bool same(Range a, Range b) { return a.begin == b.begin && a.end == b.end; }
+}  // namespace
+
+TEST_CASE("each stage's input rows are the strip grown by the halos of the stages after it, clipped") {
+  const StripPlan plan({stage(1, 2), stage(3, 4)}, image, 10, false);
+  CHECK(plan.strips() == 5);
+  const Range strip = plan.strip(2);  // rows 20..30
+  CHECK(same(strip, {20, 30}));
+  CHECK(same(plan.stage_input_rows(2, strip), {20, 30}));  // after the last stage: the strip
+  CHECK(same(plan.stage_input_rows(1, strip), {16, 34}));  // the last stage needs its halo, 4
+  CHECK(same(plan.upload_rows(strip), {14, 36}));          // and the first 2 more
+  CHECK(same(plan.upload_rows(plan.strip(0)), {0, 16}));   // clipped at the top
+  CHECK(same(plan.upload_rows(plan.strip(4)), {34, 50}));  // and at the bottom
+  // Planes: room for the rows a stage computes and its halo; rows of whole float4s and margins.
+  CHECK(plan.capacity_rows(0) == 18 + 2 * 2);
+  CHECK(plan.capacity_rows(1) == 10 + 2 * 4);
+  CHECK(plan.capacity_rows(2) == 10);
+  for (int s = 0; s <= 2; ++s) CHECK(plan.pitch(s) % 32 == 0);
+  CHECK(plan.pitch(1) >= 100 + 2 * 4);
+  CHECK(plan.upload_bytes() == size_t(22) * 300);
+  CHECK(plan.download_bytes() == size_t(10) * 300);
+}
+
+TEST_CASE("shared rows cross the bus once: fresh rows tile the image when sharing is on") {
+  for (int rows : {1, 3, 7, 10, 50})
+    for (int slots : {1, 2, 3}) {
+      INFO("strip rows " << rows << ", slots " << slots);
+      const StripPlan plan({stage(2, 3), stage(1, 1)}, image, rows, false);
+      const auto shared = plan.fresh_rows(slots, 0);
+      const auto resent = plan.fresh_rows(slots, uint64_t(1) << 40);
+      int previous_end = 0;
+      for (int i = 0; i < plan.strips(); ++i) {
+        const Range up = plan.upload_rows(plan.strip(i));
+        CHECK(same(resent[size_t(i)], up));  // below the threshold every strip uploads all its rows
+        CHECK(shared[size_t(i)].end == up.end);
+        CHECK(shared[size_t(i)].begin >= up.begin);
+        if (slots == 1) CHECK(same(shared[size_t(i)], up));  // sharing needs the previous slot
+        // Rows a strip does not upload were uploaded by the strip before it.
+        if (shared[size_t(i)].begin > up.begin) CHECK(shared[size_t(i)].begin == previous_end);
+        previous_end = shared[size_t(i)].end;
+      }
+    }
+}
+
+TEST_CASE("a wrap border is reachable only when one strip is the whole image") {
+  const StripPlan strips({stage(1, 1, clf::BorderMode::wrap)}, image, 10, false);
+  CHECK_FALSE(strips.borders_reachable());
+  CHECK(StripPlan({stage(1, 1, clf::BorderMode::wrap)}, image, 50, false).borders_reachable());
+  CHECK(StripPlan({stage(1, 1, clf::BorderMode::reflect)}, image, 1, false).borders_reachable());
+  CHECK(StripPlan({stage(1, 1, clf::BorderMode::constant)}, image, 1, false).borders_reachable());
+  auto all = [](const StripPlan&, int) { return true; };
+  CHECK(choose_strips({stage(1, 1, clf::BorderMode::wrap)}, image, false, true, 3, 3, all).rows == 50);
+}
+
+TEST_CASE("the strip height: the caller's, else 4 MiB per strip, the largest that fits") {
+  const clf::ImageShape big{4096, 4096, 1, clf::PixelType::u8};
+  auto all = [](const StripPlan&, int) { return true; };
+  CHECK(choose_strips({stage(1, 1)}, big, false, true, 100, 3, all).rows == 100);
+  // GPUs: 4 MiB of u8 pixels = 1024 rows of 4096; CPUs: 4 MiB of float planes = 256 rows.
+  CHECK(choose_strips({stage(1, 1)}, big, false, true, 0, 3, all).rows == 1024);
+  CHECK(choose_strips({stage(1, 1)}, big, false, false, 0, 3, all).rows == 256);
+  // At least 2 strips on GPUs, 4 on CPUs, for small images too.
+  CHECK(choose_strips({stage(1, 1)}, image, false, true, 0, 3, all).rows == 25);
+  CHECK(choose_strips({stage(1, 1)}, image, false, false, 0, 3, all).rows == 13);
+  // A budget: the largest height whose slots fit, then fewer slots rather than none.
+  const uint64_t room = 3 * StripPlan({stage(1, 1)}, big, 300, false).slot_bytes();
+  auto budget = [&](const StripPlan& p, int slots) { return uint64_t(slots) * p.slot_bytes() <= room; };
+  const auto fit = choose_strips({stage(1, 1)}, big, false, true, 0, 3, budget);
+  CHECK(fit.rows == 300);
+  CHECK(fit.slots == 3);
+  const uint64_t one_row = StripPlan({stage(1, 1)}, big, 1, false).slot_bytes();
+  auto tight = [&](const StripPlan& p, int slots) { return uint64_t(slots) * p.slot_bytes() <= one_row; };
+  const auto last = choose_strips({stage(1, 1)}, big, false, true, 0, 3, tight);
+  CHECK(last.rows == 1);
+  CHECK(last.slots == 1);
+}
