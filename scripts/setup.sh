@@ -12,7 +12,8 @@ packages=(
   libvips-tools
   catch2
   clang libclang-rt-14-dev
-  python3
+  python3 python3-dev pybind11-dev
+  python3-numpy python3-pytest python3-dask python3-distributed python3-skimage python3-opencv
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,188 @@
+// clfilter._clfilter: the core for Python (pybind11). numpy arrays in and out (uint8, uint16,
+// float16, float32; HxW or HxWxC), one Pipeline per chain, errors as Python exceptions.
+// The Python face (filter, Pipeline, dask_filter) is in clfilter/__init__.py over this.
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "clf/clf.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+// One Registry for the process (plugins load once); devices opened once per selector.
+const clf::Registry& registry() {
+  static const clf::Registry r;
+  return r;
+}
+
+std::shared_ptr<clf::Device> device(const std::string& selector) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<clf::Device>> open;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& d = open[selector];
+  if (!d) d = clf::Device::open(selector);
+  return d;
+}
+
+clf::PixelType pixel_type(const py::dtype& dtype) {
+  if (dtype.is(py::dtype::of<uint8_t>())) return clf::PixelType::u8;
+  if (dtype.is(py::dtype::of<uint16_t>())) return clf::PixelType::u16;
+  if (dtype.is(py::dtype::of<float>())) return clf::PixelType::f32;
+  if (dtype.kind() == 'f' && dtype.itemsize() == 2) return clf::PixelType::f16;
+  throw py::type_error("clfilter: arrays of uint8, uint16, float16 or float32 only (got " +
+                       std::string(py::str(py::handle(dtype))) + ")");
+}
+
+// An array as the clf::Image the streamer reads or writes, over the array's own memory (C order:
+// rows of interleaved channels). The caller keeps the array alive for the image's lifetime.
+clf::Image image_over(const py::array& array) {
+  if (array.ndim() != 2 && array.ndim() != 3)
+    throw py::value_error("clfilter: expected an HxW or HxWxC array (got " + std::to_string(array.ndim()) +
+                          " dimensions)");
+  const auto h = array.shape(0), w = array.shape(1), c = array.ndim() == 3 ? array.shape(2) : 1;
+  if (h < 1 || w < 1 || c < 1 || h > INT32_MAX || w > INT32_MAX || c > clf::max_image_channels)
+    throw py::value_error("clfilter: cannot filter an array of shape " + std::string(py::str(array.attr("shape"))));
+  // The streamer only reads the input; an Image over external storage is not const-typed.
+  auto* data = static_cast<std::byte*>(const_cast<void*>(array.data()));
+  return clf::Image(int(w), int(h), int(c), pixel_type(array.dtype()), data, [] {}, false);
+}
+
+py::dict stats_dict(const clf::RunStats& s) {
+  py::dict d;
+  d["wall_ms"] = s.wall_ms;
+  d["strips"] = s.strips;
+  d["strip_rows"] = s.strip_rows;
+  d["slots"] = s.slots;
+  d["bytes_uploaded"] = s.bytes_uploaded;
+  d["bytes_downloaded"] = s.bytes_downloaded;
+  d["device_bytes_peak"] = s.device_bytes_peak;
+  d["zero_copy"] = s.zero_copy;
+  d["summary"] = s.summary();
+  return d;
+}
+
+// A chain built once on one device, run on many arrays (programs and strip buffers reused).
+class PyPipeline {
+ public:
+  PyPipeline(const std::vector<std::string>& specs, const std::string& selector)
+      : pipeline_(device(selector)) {
+    if (specs.empty()) throw py::value_error("clfilter: no filter given (e.g. 'gaussian:sigma=2')");
+    for (const auto& spec : specs) pipeline_.add(registry(), spec);
+  }
+
+  // `array` is read in place when it is C-contiguous (copied once otherwise); the result is a new
+  // array of the same shape and type. The GIL is released while the device works; `progress`
+  // (done, total), if given, and Ctrl-C are seen between strips.
+  py::array run(const py::array& input, int strip_rows, const py::object& progress) {
+    const py::array in = py::array::ensure(input, py::array::c_style);
+    if (!in) throw py::type_error("clfilter: expected a numpy array");
+    const clf::Image in_image = image_over(in);
+    py::array out(in.dtype(), std::vector<py::ssize_t>(in.shape(), in.shape() + in.ndim()));
+    clf::Image out_image = image_over(out);
+    std::atomic<bool> cancel{false};
+    clf::RunOptions options;
+    options.strip_rows = strip_rows;
+    options.cancel = &cancel;
+    // Called on this thread (RunOptions' rule), between strips: the GIL for Python's callback and
+    // its pending signals; an exception (KeyboardInterrupt) ends the run, cancelled.
+    options.progress = [&](int done, int total) {
+      py::gil_scoped_acquire gil;
+      if (!progress.is_none()) progress(done, total);
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    };
+    {
+      py::gil_scoped_release release;
+      stats_ = pipeline_.run(in_image, out_image, options);
+    }
+    return out;
+  }
+
+  std::pair<int, int> halo() const {
+    const clf::Halo h = pipeline_.halo();
+    return {h.y, h.x};
+  }
+  py::dict stats() const { return stats_dict(stats_); }
+  std::vector<std::string> describe() const {
+    std::vector<std::string> lines;
+    for (size_t i = 0; i < pipeline_.size(); ++i) lines.push_back(pipeline_.filter(i).describe());
+    return lines;
+  }
+  std::string device_label() const { return pipeline_.device().info().label(); }
+
+ private:
+  clf::Pipeline pipeline_;
+  clf::RunStats stats_;
+};
+
+py::list devices() {
+  py::list list;
+  for (const auto& d : clf::list_devices()) {
+    py::dict info;
+    info["id"] = std::to_string(d.platform_index) + ":" + std::to_string(d.device_index);
+    info["name"] = d.name;
+    info["platform"] = d.platform_name;
+    info["type"] = d.is_gpu ? "gpu" : d.is_cpu ? "cpu" : "other";
+    info["memory_bytes"] = d.global_mem_bytes;
+    info["label"] = d.label();
+    list.append(info);
+  }
+  return list;
+}
+
+py::list filters() {
+  py::list list;
+  for (const auto& f : registry().factories()) {
+    py::dict filter;
+    filter["name"] = f->name();
+    filter["summary"] = f->summary();
+    py::list params;
+    for (const auto& p : f->params()) {
+      py::dict param;
+      param["name"] = p.name;
+      param["type"] = clf::param_type_name(p.type);
+      param["default"] = p.default_value.empty() ? py::object(py::none()) : py::object(py::str(p.default_value));
+      param["help"] = p.help;
+      param["min"] = p.min;
+      param["max"] = p.max;
+      param["choices"] = p.choices;
+      params.append(param);
+    }
+    filter["params"] = params;
+    list.append(filter);
+  }
+  return list;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_clfilter, m) {
+  m.doc() = "clfilter's core: OpenCL image filters over numpy arrays (see the clfilter package)";
+  // clf::Error by kind: what the caller gave is a ValueError, the run being cancelled is Python's
+  // own KeyboardInterrupt (already set when a signal cancelled it), the rest a RuntimeError.
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const clf::Error& e) {
+      if (e.kind() == clf::ErrorKind::usage) PyErr_SetString(PyExc_ValueError, e.what());
+      else if (e.kind() == clf::ErrorKind::cancelled) PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
+      else PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+  py::class_<PyPipeline>(m, "Pipeline")
+      .def(py::init<const std::vector<std::string>&, const std::string&>(), py::arg("specs"), py::arg("device") = "")
+      .def("run", &PyPipeline::run, py::arg("array"), py::arg("strip_rows") = 0, py::arg("progress") = py::none())
+      .def_property_readonly("halo", &PyPipeline::halo)
+      .def_property_readonly("device", &PyPipeline::device_label)
+      .def("describe", &PyPipeline::describe)
+      .def("stats", &PyPipeline::stats);
+  m.def("devices", &devices);
+  m.def("filters", &filters);
+}

@@ -1,0 +1,178 @@
+"""The Python face: results against OpenCV on real photographs (scikit-image's data), chains, every
+dtype and channel count, array layouts, errors, Ctrl-C, and a Dask run on two worker processes equal
+to the whole-image run. Run by ctest (the `python` test) with PYTHONPATH=<build>/python."""
+
+import _thread
+
+import cv2
+import numpy as np
+import pytest
+import skimage.data
+
+import clfilter
+
+CV_BORDER = {"reflect101": cv2.BORDER_REFLECT_101, "reflect": cv2.BORDER_REFLECT,
+             "replicate": cv2.BORDER_REPLICATE, "constant": cv2.BORDER_CONSTANT}
+
+
+def photographs():
+    return {"astronaut": skimage.data.astronaut(), "camera": skimage.data.camera(),
+            "coffee": skimage.data.coffee()[:300, :400]}
+
+
+def opencv(name, image, border):
+    """The OpenCV result for our spec `name`, computed in float32, as the reference."""
+    f = image.astype(np.float32)
+    b = CV_BORDER[border]
+    if name == "gaussian":
+        return cv2.GaussianBlur(f, (0, 0), 2.0, borderType=b)
+    if name == "box":
+        return cv2.boxFilter(f, -1, (7, 7), normalize=True, borderType=b)
+    if name == "sobel_x":
+        return cv2.Sobel(f, cv2.CV_32F, 1, 0, ksize=3, borderType=b)
+    if name == "sobel":
+        return np.hypot(cv2.Sobel(f, cv2.CV_32F, 1, 0, ksize=3, borderType=b),
+                        cv2.Sobel(f, cv2.CV_32F, 0, 1, ksize=3, borderType=b))
+    if name == "convolve":
+        kernel = np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]], np.float32)
+        return cv2.filter2D(f, -1, kernel, borderType=b)
+    raise AssertionError(name)
+
+
+SPECS = {"gaussian": "gaussian:sigma=2", "box": "box:radius=3", "sobel_x": "sobel:mode=x",
+         "sobel": "sobel", "convolve": "convolve:kernel=0,-1,0;-1,5,-1;0,-1,0"}
+
+
+def stored(reference, dtype):
+    """The reference as the dtype stores it: OpenCV rounds half to even and saturates integers."""
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        return np.clip(np.rint(reference), info.min, info.max)
+    return reference.astype(dtype).astype(np.float64)
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+@pytest.mark.parametrize("border", sorted(CV_BORDER))
+def test_every_filter_matches_opencv_on_photographs(name, border):
+    for title, photo in photographs().items():
+        spec = SPECS[name] + ("," if ":" in SPECS[name] else ":") + "border=" + border
+        got = clfilter.filter(photo, spec)
+        assert got.shape == photo.shape and got.dtype == photo.dtype
+        want = stored(opencv(name, photo, border), photo.dtype)
+        assert np.abs(got.astype(np.float64) - want).max() <= 1, (title, name, border)
+
+
+def test_wrap_border_matches_a_wrapped_pad():
+    photo = skimage.data.camera().astype(np.float32) / 255
+    padded = cv2.copyMakeBorder(photo, 3, 3, 3, 3, cv2.BORDER_WRAP)
+    want = cv2.boxFilter(padded, -1, (7, 7), normalize=True)[3:-3, 3:-3]
+    got = clfilter.filter(photo, "box:radius=3,border=wrap")
+    np.testing.assert_allclose(got, want, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float16, np.float32])
+@pytest.mark.parametrize("channels", [None, 1, 3, 4])
+def test_every_dtype_and_channel_count_keeps_shape_and_type(dtype, channels):
+    rng = np.random.default_rng(7)
+    shape = (61, 83) if channels is None else (61, 83, channels)
+    if np.issubdtype(dtype, np.integer):
+        image = rng.integers(0, np.iinfo(dtype).max, shape, endpoint=True).astype(dtype)
+    else:
+        image = rng.random(shape).astype(dtype)
+    got = clfilter.filter(image, "gaussian:sigma=1.5")
+    assert got.shape == image.shape and got.dtype == image.dtype
+    want = cv2.GaussianBlur(image.astype(np.float32), (0, 0), 1.5, borderType=cv2.BORDER_REFLECT_101)
+    tolerance = {np.uint8: 1, np.uint16: 1, np.float16: 2e-3, np.float32: 1e-5}[dtype]
+    assert np.abs(got.astype(np.float64) - stored(want.reshape(shape), dtype)).max() <= tolerance
+
+
+def test_a_chain_equals_its_filters_one_after_another_in_float():
+    photo = skimage.data.astronaut().astype(np.float32)
+    got = clfilter.filter(photo, ["gaussian:sigma=1", "sobel:mode=x", "box:radius=1"])
+    step = cv2.GaussianBlur(photo, (0, 0), 1.0, borderType=cv2.BORDER_REFLECT_101)
+    step = cv2.Sobel(step, cv2.CV_32F, 1, 0, ksize=3, borderType=cv2.BORDER_REFLECT_101)
+    step = cv2.boxFilter(step, -1, (3, 3), normalize=True, borderType=cv2.BORDER_REFLECT_101)
+    np.testing.assert_allclose(got, step, atol=1e-3, rtol=1e-5)
+
+
+def test_non_contiguous_and_read_only_arrays_give_the_contiguous_result():
+    photo = skimage.data.astronaut()
+    pipeline = clfilter.Pipeline(["box:radius=2", "sobel"])
+    for view in (photo[::2, ::3], photo[:, ::-1], photo.transpose(1, 0, 2), photo[..., 1]):
+        np.testing.assert_array_equal(pipeline(view), pipeline(np.ascontiguousarray(view)))
+    frozen = photo.copy()
+    frozen.setflags(write=False)
+    np.testing.assert_array_equal(pipeline(frozen), pipeline(photo))
+    assert not frozen.flags.writeable
+
+
+def test_a_pipeline_is_built_once_and_reports_its_halo_and_stats():
+    pipeline = clfilter.Pipeline(["gaussian:sigma=2", "sobel"])
+    assert pipeline.halo == (9, 9)  # radius 8, then 1
+    a, b = skimage.data.camera(), skimage.data.coins()
+    first, second = pipeline(a), pipeline(b)
+    np.testing.assert_array_equal(first, pipeline(a))
+    assert second.shape == b.shape
+    stats = pipeline.stats()
+    assert stats["strips"] >= 1 and stats["wall_ms"] > 0 and "strips" in stats["summary"]
+    assert len(pipeline.describe()) == 2
+
+
+def test_listings_describe_devices_and_every_parameter():
+    devices = clfilter.devices()
+    assert devices and {"id", "name", "type", "label"} <= devices[0].keys()
+    filters = {f["name"]: f for f in clfilter.filters()}
+    assert {"gaussian", "box", "sobel", "convolve"} <= filters.keys()
+    sigma = next(p for p in filters["gaussian"]["params"] if p["name"] == "sigma")
+    assert sigma["type"] == "float" and sigma["default"] == "1" and sigma["min"] > 0 and sigma["help"]
+
+
+def test_errors_name_the_filter_and_parameter():
+    photo = skimage.data.camera()
+    with pytest.raises(ValueError, match=r"gaussian: sigma must be in \[0.001, 128\] \(got -1\)"):
+        clfilter.filter(photo, "gaussian:sigma=-1")
+    with pytest.raises(ValueError, match=r"unknown filter 'blurr'"):
+        clfilter.filter(photo, "blurr")
+    with pytest.raises(ValueError, match=r"box: give radius or size, not both"):
+        clfilter.filter(photo, "box:radius=1,size=3")
+    with pytest.raises(TypeError, match=r"uint8, uint16, float16 or float32 only \(got int32\)"):
+        clfilter.filter(photo.astype(np.int32), "box")
+    with pytest.raises(ValueError, match=r"HxW or HxWxC"):
+        clfilter.filter(np.zeros(10, np.uint8), "box")
+    with pytest.raises(RuntimeError, match=r"no OpenCL device matches 'no such device'"):
+        clfilter.filter(photo, "box", device="no such device")
+
+
+def test_ctrl_c_during_a_run_cancels_it_with_keyboard_interrupt():
+    photo = np.tile(skimage.data.camera(), (4, 4))  # 2048 x 2048
+    pipeline = clfilter.Pipeline("gaussian:sigma=4")
+    seen = []
+
+    def progress(done, total):
+        seen.append(done)
+        if done == 1:
+            _thread.interrupt_main()  # as Ctrl-C would, between strips
+
+    with pytest.raises(KeyboardInterrupt):
+        pipeline(photo, strip_rows=64, progress=progress)
+    assert seen and seen[-1] < 2048 // 64  # stopped before the last strip
+    np.testing.assert_array_equal(pipeline(photo[:64]), clfilter.filter(photo[:64], "gaussian:sigma=4"))
+
+
+def test_dask_on_two_worker_processes_equals_the_whole_image_run():
+    import dask.array as da
+    from distributed import Client, LocalCluster
+
+    photo = skimage.data.astronaut()
+    gray = skimage.data.camera().astype(np.float32)
+    cases = [(photo, ["gaussian:sigma=2", "sobel:border=replicate"], (200, 170, 3)),
+             (gray, ["box:radius=3,border=wrap", "sobel:border=wrap"], (128, 200)),
+             (gray, ["convolve:kernel=1,2,1;0,0,0;-1,-2,-1,border=constant,border_value=3"], (100, 300))]
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        for image, specs, chunks in cases:
+            got = clfilter.dask_filter(da.from_array(image, chunks=chunks), specs).compute()
+            np.testing.assert_array_equal(got, clfilter.filter(image, specs), err_msg=str(specs))
+        assert len(client.scheduler_info()["workers"]) == 2
+    with pytest.raises(ValueError, match="mixes border=wrap"):
+        clfilter.dask_filter(da.from_array(gray, chunks=100), ["box:border=wrap", "sobel"])
