@@ -206,7 +206,13 @@ TEST_CASE("500 runs of varied pipelines leave device memory, RSS, threads and de
   CHECK(entries("/proc/self/fd") == fds_at_50);
   CHECK(entries("/proc/self/task") == threads_at_50);
   INFO("RSS at run 50: " << rss_at_50 << " KiB, at run 500: " << rss_kib() << " KiB");
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer holds freed memory in its quarantine (256 MiB by default): RSS grows by design
+  // there; LeakSanitizer checks the leaks at exit instead.
+  (void)rss_at_50;
+#else
   CHECK(rss_kib() < rss_at_50 + 8 * 1024);  // allocator slack, not growth per run
+#endif
 }
 
 TEST_CASE("a list of devices opens each (the same one twice: two contexts) and batches over them agree") {
