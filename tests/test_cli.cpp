@@ -378,7 +378,12 @@ TEST_CASE("a file streams in bounded memory: peak RSS grows by far less than the
   const long streamed = peak_kib({"tall.tif", "tall_out.tif", "-f", "box:radius=1"});
   const long image_kib = long(tall.byte_size() / 1024);
   INFO("baseline " << baseline << " KiB, streamed " << streamed << " KiB, image " << image_kib << " KiB");
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer's quarantine keeps up to 256 MiB of freed memory: peak RSS says nothing there.
+  (void)baseline, (void)streamed, (void)image_kib;
+#else
   CHECK(streamed - baseline < image_kib / 2);
+#endif
   CHECK(clf::read_image_file((scratch() / "tall_out.tif").string()).image.height() == 12000);
   fs::remove(scratch() / "tall.tif");
   fs::remove(scratch() / "tall_out.tif");
