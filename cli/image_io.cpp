@@ -56,15 +56,19 @@ void check_cancel(const std::atomic<bool>* cancel, const std::string& what) {
 std::vector<std::string> lost_in_output(OIIO::ImageInput& in, const std::string& path) {
   std::vector<std::string> lost;
   const OIIO::ImageSpec spec = in.spec();
-  int parts = 1;
-  while (parts < 1024 && in.seek_subimage(parts, 0)) ++parts;
+  // Parts as the reader counts them ("oiio:subimages", set by the multi-image formats): seeking
+  // through them would reopen each (for OpenEXR, its compressors too, slow on a hostile header).
+  const int parts = spec.get_int_attribute("oiio:subimages", 1);
   if (parts > 1)
     lost.push_back("'" + path + "' has " + std::to_string(parts) +
                    " parts (subimages); only the first is filtered and written");
-  if (in.seek_subimage(0, 1))
+  // MIP levels exist only in tiled files: only those are asked.
+  if (spec.tile_width > 0 && in.seek_subimage(0, 1))
     lost.push_back("'" + path + "' has MIP levels; only the full-resolution level is filtered and written");
-  in.geterror();  // a failed seek past the last part is not an error of the file
-  in.seek_subimage(0, 0);
+  if (spec.tile_width > 0) {
+    in.geterror();  // a failed seek past the last level is not an error of the file
+    in.seek_subimage(0, 0);
+  }
   std::vector<OIIO::TypeDesc> formats = spec.channelformats;
   if (formats.empty()) formats.push_back(spec.format);
   for (const auto& f : formats)

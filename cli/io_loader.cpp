@@ -9,11 +9,11 @@
 #include "io_module.hpp"
 
 namespace clf {
-namespace {
+
 // Never unloaded: OpenImageIO keeps threads and caches until the process ends. Held from a global
-// so that the library object stays reachable (LeakSanitizer counts it as kept, not lost).
-boost::dll::shared_library* io_library = nullptr;
-}  // namespace
+// of external linkage, so that the store is kept and the library object stays reachable
+// (LeakSanitizer counts it as kept, not lost; a file-local global's store was optimised away).
+boost::dll::shared_library* io_module_library = nullptr;
 
 const IoModule& io_module() {
   static const IoModule* io = [] {
@@ -28,7 +28,7 @@ const IoModule& io_module() {
                                      (ec ? ec.message() : "no clf_io_module symbol") +
                                      " (reinstall clfilter)");
     const IoModule* table = library->get_alias<const IoModule*()>("clf_io_module")();
-    io_library = library.release();
+    io_module_library = library.release();
     return table;
   }();
   return *io;
