@@ -23,8 +23,6 @@ namespace clf::detail {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr uint64_t max_buffer_floats = (uint64_t(1) << 31) - 1;  // kernels index with int
-int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
 // Strips the host may enqueue beyond the slot ring when the device orders slot reuse itself.
 constexpr int enqueue_ahead = 8;
 

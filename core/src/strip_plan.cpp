@@ -6,8 +6,6 @@
 namespace clf::detail {
 namespace {
 constexpr int pitch_align = 32;  // floats: rows start on 128-byte boundaries
-constexpr uint64_t max_buffer_floats = (uint64_t(1) << 31) - 1;  // kernels index with int
-int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
 }  // namespace
 
 std::vector<StageShape> stage_shapes(const std::vector<Filter*>& chain) {

@@ -19,6 +19,9 @@
 
 namespace clf::detail {
 
+constexpr uint64_t max_buffer_floats = (uint64_t(1) << 31) - 1;  // kernels index with int
+inline int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
+
 struct Range {
   int begin = 0, end = 0;
   int size() const { return end - begin; }
