@@ -33,25 +33,49 @@ std::shared_ptr<clf::Device> device(const std::string& selector) {
 }
 
 clf::PixelType pixel_type(const py::dtype& dtype) {
-  if (dtype.is(py::dtype::of<uint8_t>())) return clf::PixelType::u8;
-  if (dtype.is(py::dtype::of<uint16_t>())) return clf::PixelType::u16;
-  if (dtype.is(py::dtype::of<float>())) return clf::PixelType::f32;
-  if (dtype.kind() == 'f' && dtype.itemsize() == 2) return clf::PixelType::f16;
+  // By kind and size, in this machine's byte order (a swapped array is refused by name)
+  // Read through Python attributes: pybind11's C accessors (kind(), itemsize()) read numpy's
+  // descriptor struct, whose layout numpy 2 changed (itemsize 0 under pybind11 3.0 + numpy 2).
+  const char kind = dtype.attr("kind").cast<std::string>().at(0);
+  const auto size = dtype.attr("itemsize").cast<int>();
+  const bool native = dtype.attr("isnative").cast<bool>();
+  if (native && kind == 'u' && size == 1) return clf::PixelType::u8;
+  if (native && kind == 'u' && size == 2) return clf::PixelType::u16;
+  if (native && kind == 'f' && size == 4) return clf::PixelType::f32;
+  if (native && kind == 'f' && size == 2) return clf::PixelType::f16;
   throw py::type_error("clfilter: arrays of uint8, uint16, float16 or float32 only (got " +
                        std::string(py::str(py::handle(dtype))) + ")");
+}
+
+// Arrays are made and converted by numpy itself (ascontiguousarray, empty) and read through the
+// buffer protocol: the same on every pybind11 and numpy. Under pybind11 3.0 with numpy 2, the
+// array constructor computed zero strides (every element aliasing the first), so a result written
+// row by row ran past a one-element allocation.
+py::array c_order(const py::handle& input) {
+  return py::module_::import("numpy").attr("ascontiguousarray")(input);
+}
+py::array empty_like(const py::array& like) {
+  return py::module_::import("numpy").attr("empty")(like.attr("shape"), like.attr("dtype"));
 }
 
 // An array as the clf::Image the streamer reads or writes, over the array's own memory (C order:
 // rows of interleaved channels). The caller keeps the array alive for the image's lifetime.
 clf::Image image_over(const py::array& array) {
-  if (array.ndim() != 2 && array.ndim() != 3)
-    throw py::value_error("clfilter: expected an HxW or HxWxC array (got " + std::to_string(array.ndim()) +
+  const py::buffer_info info = array.request();
+  if (info.ndim != 2 && info.ndim != 3)
+    throw py::value_error("clfilter: expected an HxW or HxWxC array (got " + std::to_string(info.ndim) +
                           " dimensions)");
-  const auto h = array.shape(0), w = array.shape(1), c = array.ndim() == 3 ? array.shape(2) : 1;
+  const auto h = info.shape[0], w = info.shape[1], c = info.ndim == 3 ? info.shape[2] : 1;
   if (h < 1 || w < 1 || c < 1 || h > INT32_MAX || w > INT32_MAX || c > clf::max_image_channels)
     throw py::value_error("clfilter: cannot filter an array of shape " + std::string(py::str(array.attr("shape"))));
+  // Rows of interleaved channels, nothing else: the streamer addresses the memory that way.
+  py::ssize_t step = info.itemsize;
+  for (size_t i = info.shape.size(); i-- > 0; step *= info.shape[i])
+    if (info.shape[i] > 1 && info.strides[i] != step)
+      throw std::logic_error("clfilter: internal error: an array not in C order reached the core (strides " +
+                             std::string(py::str(array.attr("strides"))) + ")");
   // The streamer only reads the input; an Image over external storage is not const-typed.
-  auto* data = static_cast<std::byte*>(const_cast<void*>(array.data()));
+  auto* data = static_cast<std::byte*>(info.ptr);
   return clf::Image(int(w), int(h), int(c), pixel_type(array.dtype()), data, [] {}, false);
 }
 
@@ -82,10 +106,10 @@ class PyPipeline {
   // array of the same shape and type. The GIL is released while the device works; `progress`
   // (done, total), if given, and Ctrl-C are seen between strips.
   py::array run(const py::array& input, int strip_rows, const py::object& progress) {
-    const py::array in = py::array::ensure(input, py::array::c_style);
-    if (!in) throw py::type_error("clfilter: expected a numpy array");
+    if (!py::isinstance<py::array>(input)) throw py::type_error("clfilter: expected a numpy array");
+    const py::array in = c_order(input);
     const clf::Image in_image = image_over(in);
-    py::array out(in.dtype(), std::vector<py::ssize_t>(in.shape(), in.shape() + in.ndim()));
+    py::array out = empty_like(in);
     clf::Image out_image = image_over(out);
     std::atomic<bool> cancel{false};
     clf::RunOptions options;

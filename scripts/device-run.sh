@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # On the GPU machine (a device run that carries .devdeps, see docs/DEVELOPERS.md): build without the
-# CLI (no OpenImageIO there), run the test suite on the GPU, then the benchmarks. Logs under $OUT.
+# CLI (no OpenImageIO there) or Python (scripts/device-python.sh), run the test suite on the GPU, then
+# the benchmarks. Logs under $OUT.
 set -uo pipefail
 out=${OUT:-out/device}
 mkdir -p "$out"
 # At most 8 files come back from a device run: build.log, ctest.log, bench.txt (every table) and
 # the JSON files.
-cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release -DCLF_BUILD_CLI=OFF >"$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
+cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release -DCLF_BUILD_CLI=OFF -DCLF_BUILD_PYTHON=OFF >"$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 cmake --build build-dev -j"$(nproc)" >>"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
 export CLF_DEVICE=${CLF_DEVICE:-gpu}
 ./build-dev/bin/clfilter-bench --smoke | head -2
