@@ -33,9 +33,9 @@ std::shared_ptr<clf::Device> device(const std::string& selector) {
 }
 
 clf::PixelType pixel_type(const py::dtype& dtype) {
-  // By kind and size, in this machine's byte order (a swapped array is refused by name)
-  // Read through Python attributes: pybind11's C accessors (kind(), itemsize()) read numpy's
-  // descriptor struct, whose layout numpy 2 changed (itemsize 0 under pybind11 3.0 + numpy 2).
+  // By kind and size, in this machine's byte order (a byte-swapped array is refused by name), read
+  // through Python attributes: pybind11's C accessors (kind(), itemsize()) read numpy's descriptor
+  // struct, whose layout numpy 2 changed (itemsize 0 under pybind11 3.0 with numpy 2).
   const char kind = dtype.attr("kind").cast<std::string>().at(0);
   const auto size = dtype.attr("itemsize").cast<int>();
   const bool native = dtype.attr("isnative").cast<bool>();
