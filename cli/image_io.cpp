@@ -62,10 +62,9 @@ std::vector<std::string> lost_in_output(OIIO::ImageInput& in, const std::string&
   if (parts > 1)
     lost.push_back("'" + path + "' has " + std::to_string(parts) +
                    " parts (subimages); only the first is filtered and written");
-  // MIP levels exist only in tiled files: only those are asked.
-  if (spec.tile_width > 0 && in.seek_subimage(0, 1))
-    lost.push_back("'" + path + "' has MIP levels; only the full-resolution level is filtered and written");
-  if (spec.tile_width > 0) {
+  if (spec.tile_width > 0) {  // MIP levels exist only in tiled files: only those are asked
+    if (in.seek_subimage(0, 1))
+      lost.push_back("'" + path + "' has MIP levels; only the full-resolution level is filtered and written");
     in.geterror();  // a failed seek past the last level is not an error of the file
     in.seek_subimage(0, 0);
   }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (a device run carrying .devdeps, after `source .devdeps/unpack.sh`): the Python
-# module built with that machine's python3 (pybind11's headers from torch there, else Debian's
-# pybind11-dev carried in .devdeps), the pytest suite on the GPU (scikit-image's photographs carried
+# module built with that machine's python3 (pybind11's CMake package when .devdeps carries Debian's
+# pybind11-dev, else the headers torch ships there), the pytest suite on the GPU (scikit-image's photographs carried
 # as .devdeps/photos.npz), then bench/python_batch.py. Logs under $OUT.
 set -uo pipefail
 out=${OUT:-out/device}
