@@ -43,6 +43,21 @@ double run_batch(const std::vector<std::shared_ptr<clf::Device>>& devices, int p
   for (auto& t : threads) t.join();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
+// Milliseconds (best of `reps`) to run one image through a pipeline over `devices`: its strips
+// go to each device in turn.
+double one_image_ms(const std::vector<std::shared_ptr<clf::Device>>& devices, const clf::Registry& registry,
+                    const std::vector<std::string>& chain, int width, int height, int channels, clf::PixelType type,
+                    int reps) {
+  clf::Pipeline pipeline(devices);
+  for (const auto& spec : chain) pipeline.add(registry, spec);
+  clf::Image in = devices.front()->pinned_image(width, height, channels, type);
+  clf::Image out = devices.front()->pinned_image(width, height, channels, type);
+  for (size_t b = 0; b < in.byte_size(); ++b) in.data()[b] = std::byte(uint8_t(b * 2654435761u >> 24));
+  pipeline.run(in, out);  // warm
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) best = std::min(best, pipeline.run(in, out).wall_ms);
+  return best;
+}
 }  // namespace
 
 int batch_bench(const std::string& device_sel, int images, int per_device, int width, int height, int channels,
@@ -69,6 +84,11 @@ int batch_bench(const std::string& device_sel, int images, int per_device, int w
     const double all = best(devices);
     std::printf("  %-56s %8.3f s %9.1f images/s   %.2fx the first device alone\n",
                 ("all " + std::to_string(devices.size()) + " devices").c_str(), all, images / all, one / all);
+    // One image, its strips spread over the devices (Pipeline over several devices).
+    const double single = one_image_ms({devices[0]}, registry, chain, width, height, channels, type, reps);
+    const double spread = one_image_ms(devices, registry, chain, width, height, channels, type, reps);
+    std::printf("one image, strips over %zu devices: %.2f ms; on the first alone %.2f ms (%.2fx)\n", devices.size(),
+                spread, single, single / spread);
   }
   return 0;
 }

@@ -25,6 +25,10 @@ class FileRowSource final : public RowSource {
   // Error(cancelled) when `cancel` is set.
   void read(int begin, int end, std::byte* rows) override;
   void discard_before(int row) override;
+  // The same file opened again (for a wrap border's far rows).
+  std::unique_ptr<RowSource> second_reader() const override {
+    return std::make_unique<FileRowSource>(path_, cancel_);
+  }
   const OIIO::ImageSpec& spec() const { return spec_; }
   // What the output cannot keep, one sentence each naming the file (see ImageFile::warnings).
   const std::vector<std::string>& warnings() const { return warnings_; }
@@ -53,6 +57,9 @@ class FileRowSink final : public RowSink {
   ~FileRowSink() override;
   void write(int begin, int end, const std::byte* rows) override;
   void commit();
+  // A sentence when the format's encoder needs the whole image before it writes (webp, heif, ...),
+  // else empty.
+  const std::string& whole_image_note() const { return whole_image_note_; }
 
  private:
   void flush_band();
@@ -68,6 +75,7 @@ class FileRowSink final : public RowSink {
   std::vector<std::byte> band_;  // tiled: rows [band_begin_, band_begin_ + band_rows_)
   int band_begin_ = 0, band_rows_ = 0, written_ = 0;
   bool committed_ = false;
+  std::string whole_image_note_;
 };
 
 }  // namespace clf

@@ -226,6 +226,15 @@ FileRowSink::FileRowSink(const std::string& path, const OIIO::ImageSpec& spec, P
   }
   row_bytes_ = size_t(spec_.width) * size_t(spec_.nchannels) * pixel_type_size(type);
   if (!out_->open(tmp_.string(), spec_)) fail(clean(out_->geterror()));
+  // Encoders that compress the image as a whole: OpenImageIO's writers for these formats gather
+  // every scanline (libwebp, libheif, OpenJPEG, libjxl, the GIF and SGI writers) and encode at close.
+  static const char* const whole_image_formats[] = {"webp", "heif", "jpeg2000", "jpegxl", "gif", "sgi"};
+  const std::string format = out_->format_name();
+  for (const char* name : whole_image_formats)
+    if (format == name)
+      whole_image_note_ = "'" + path + "': the " + format + " encoder holds the whole image (" +
+                          std::to_string((uint64_t(row_bytes_) * uint64_t(spec_.height)) >> 20) +
+                          " MiB) and encodes it when the last strip lands; memory is the image, not a few strips";
 }
 
 FileRowSink::~FileRowSink() {

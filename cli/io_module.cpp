@@ -14,6 +14,7 @@ class Input final : public clf::InputFile {
   clf::ImageShape shape() const override { return file.shape(); }
   void read(int begin, int end, std::byte* rows) override { file.read(begin, end, rows); }
   void discard_before(int row) override { file.discard_before(row); }
+  std::unique_ptr<clf::RowSource> second_reader() const override { return file.second_reader(); }
   const std::vector<std::string>& warnings() const override { return file.warnings(); }
   clf::FileRowSource file;
 };
@@ -24,6 +25,7 @@ class Output final : public clf::OutputFile {
       : file(path, like.file.spec(), like.shape().type, cancel) {}
   void write(int begin, int end, const std::byte* rows) override { file.write(begin, end, rows); }
   void commit() override { file.commit(); }
+  std::string whole_image_note() const override { return file.whole_image_note(); }
   clf::FileRowSink file;
 };
 

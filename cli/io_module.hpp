@@ -24,6 +24,8 @@ class InputFile : public RowSource {
 class OutputFile : public RowSink {
  public:
   virtual void commit() = 0;
+  // A sentence when the format's encoder holds the whole image (webp, heif, ...), else empty.
+  virtual std::string whole_image_note() const = 0;
 };
 
 // Every function throws clf::Error naming the file (see file_rows.hpp for what each checks).

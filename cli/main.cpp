@@ -84,9 +84,10 @@ Filters (see --list-filters for every parameter):
 Device:
   --device SEL             gpu, cpu, P:D (platform:device index from --list-devices)
                            or part of a device name; env CLF_DEVICE. Default: the
-                           first GPU, else the CPU (PoCL). A batch may use several:
-                           a comma-separated list, or all (every GPU, else every
-                           device); one file runs on the first.
+                           first GPU, else the CPU (PoCL). Several: a comma-separated
+                           list, or all (every GPU, else every device). A batch gives
+                           each device whole files; one file sends its strips to
+                           each device in turn.
   --variant tiled|direct   kernel variant: tiled stages each tile's window in local
                            memory first, direct reads global memory; env CLF_VARIANT.
                            Default: direct (measured faster on NVIDIA GPUs and CPUs)
@@ -309,11 +310,11 @@ std::vector<std::shared_ptr<clf::Device>> open_devices(const Options& o) {
   return devices;
 }
 
-// A pipeline with the chain built on `device` (programs come from the device's cache after the
+// A pipeline with the chain built on `devices` (programs come from the device's cache after the
 // first pipeline). A build cut short by Ctrl-C is reported as the interrupt it is.
-std::unique_ptr<clf::Pipeline> build_pipeline(const std::shared_ptr<clf::Device>& device, const Chain& chain,
-                                              bool verbose) {
-  auto pipeline = std::make_unique<clf::Pipeline>(device);
+std::unique_ptr<clf::Pipeline> build_pipeline(const std::vector<std::shared_ptr<clf::Device>>& devices,
+                                              const Chain& chain, bool verbose) {
+  auto pipeline = std::make_unique<clf::Pipeline>(devices);
   for (auto& [factory, spec] : chain) {
     try {
       pipeline->add(factory, spec.params);
@@ -352,8 +353,8 @@ int run_one(const Options& o, const clf::Registry& registry, const clf::FileJob&
   io.check_writable(job.out);
   const std::unique_ptr<clf::InputFile> input = io.open_input(job.in, &interrupted);
   print_warnings(*input, o.quiet);
-  const auto device = open_devices(o).front();  // one file runs on one device
-  auto pipeline = build_pipeline(device, chain, o.verbose);
+  // Several devices: the file's strips go to each in turn.
+  auto pipeline = build_pipeline(open_devices(o), chain, o.verbose);
 
   Progress progress(!o.quiet, "strips");
   clf::RunOptions run = o.run;
@@ -362,13 +363,14 @@ int run_one(const Options& o, const clf::Registry& registry, const clf::FileJob&
   run.progress = [&](int done, int total) { progress.update(done, total); };
   const auto start = std::chrono::steady_clock::now();
   const std::unique_ptr<clf::OutputFile> output = io.open_output(job.out, *input, &interrupted);
+  if (o.verbose && !output->whole_image_note().empty()) std::cerr << "clfilter: " << output->whole_image_note() << "\n";
   const clf::RunStats stats = pipeline->run(*input, *output, run);
   output->commit();
   const double total_ms = ms_since(start);
   if (!o.trace.empty()) clf::write_trace_json(stats, o.trace);
   if (o.verbose)
     std::cerr << "clfilter: " << stats.strips << " strips of " << stats.strip_rows << " rows, " << stats.slots
-              << " slots\n";
+              << " slots" << (stats.devices > 1 ? ", over " + std::to_string(stats.devices) + " devices" : "") << "\n";
   if (o.stats) std::cout << stats.summary() << "\n";
   if (!o.quiet)
     std::cout << "clfilter: wrote " << describe(job.out, input->shape()) << " in " << int(total_ms + 0.5) << " ms\n";
@@ -392,7 +394,7 @@ int run_batch(const Options& o, const clf::Registry& registry, const std::vector
   const int workers = std::min<int>(int(jobs.size()), std::max<int>(o.jobs > 0 ? o.jobs : per_core, int(devices.size())));
   std::vector<std::unique_ptr<clf::Pipeline>> pipelines;
   for (int w = 0; w < workers; ++w)
-    pipelines.push_back(build_pipeline(devices[size_t(w) % devices.size()], chain, o.verbose && w < int(devices.size())));
+    pipelines.push_back(build_pipeline({devices[size_t(w) % devices.size()]}, chain, o.verbose && w < int(devices.size())));
 
   Progress progress(!o.quiet, "files");
   std::atomic<size_t> next{0};
@@ -412,6 +414,8 @@ int run_batch(const Options& o, const clf::Registry& registry, const std::vector
         output->commit();
         std::lock_guard<std::mutex> lock(print);
         print_warnings(*input, o.quiet);
+        if (o.verbose && !output->whole_image_note().empty())
+          std::cerr << "clfilter: " << output->whole_image_note() << "\n";
         if (o.verbose)
           std::cerr << "clfilter: wrote " << describe(job.out, input->shape()) << " in "
                     << int(ms_since(file_start) + 0.5) << " ms\n";

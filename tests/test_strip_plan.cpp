@@ -63,6 +63,29 @@ TEST_CASE("shared rows cross the bus once: fresh rows tile the image when sharin
     }
 }
 
+TEST_CASE("a chain whose vertical borders all wrap plans cyclic rows; mixed with other borders, one strip") {
+  using clf::BorderMode;
+  const std::vector<StageShape> wraps = {stage(1, 2, BorderMode::wrap), stage(3, 0, BorderMode::reflect),
+                                         stage(0, 1, BorderMode::wrap)};
+  CHECK(clf::detail::cyclic_halo(wraps, 50) == 3);
+  CHECK(clf::detail::cyclic_halo(wraps, 5) == 0);  // shorter than twice the halo: one strip
+  CHECK(clf::detail::cyclic_halo({stage(1, 1, BorderMode::wrap), stage(1, 1, BorderMode::reflect)}, 50) == 0);
+  CHECK(clf::detail::cyclic_halo({stage(1, 0, BorderMode::wrap)}, 50) == 0);  // nothing to wrap
+  const StripPlan plan(wraps, image, 10, false, true);
+  REQUIRE(plan.cyclic());
+  CHECK(plan.borders_reachable());
+  // Rows reach past both ends of the image by the halo below each stage; every strip the same size.
+  CHECK(plan.upload_rows(plan.strip(0)).begin == -3);
+  CHECK(plan.upload_rows(plan.strip(4)).end == 53);
+  CHECK(plan.stage_input_rows(2, plan.strip(4)).end == 51);
+  for (int i = 0; i < plan.strips(); ++i) CHECK(plan.upload_rows(plan.strip(i)).size() == 16);
+  CHECK(plan.upload_bytes() == 16 * image.row_bytes());
+  auto all = [](const StripPlan&, int) { return true; };
+  CHECK(choose_strips(wraps, image, false, true, true, 3, 3, all).rows == 3);
+  // Not cyclic: not reachable in strips, so one strip.
+  CHECK(choose_strips(wraps, image, false, false, true, 3, 3, all).rows == 50);
+}
+
 TEST_CASE("a wrap border is reachable only when one strip is the whole image") {
   const StripPlan strips({stage(1, 1, clf::BorderMode::wrap)}, image, 10, false);
   CHECK_FALSE(strips.borders_reachable());
@@ -70,28 +93,28 @@ TEST_CASE("a wrap border is reachable only when one strip is the whole image") {
   CHECK(StripPlan({stage(1, 1, clf::BorderMode::reflect)}, image, 1, false).borders_reachable());
   CHECK(StripPlan({stage(1, 1, clf::BorderMode::constant)}, image, 1, false).borders_reachable());
   auto all = [](const StripPlan&, int) { return true; };
-  CHECK(choose_strips({stage(1, 1, clf::BorderMode::wrap)}, image, false, true, 3, 3, all).rows == 50);
+  CHECK(choose_strips({stage(1, 1, clf::BorderMode::wrap)}, image, false, false, true, 3, 3, all).rows == 50);
 }
 
 TEST_CASE("the strip height: the caller's, else 4 MiB per strip, the largest that fits") {
   const clf::ImageShape big{4096, 4096, 1, clf::PixelType::u8};
   auto all = [](const StripPlan&, int) { return true; };
-  CHECK(choose_strips({stage(1, 1)}, big, false, true, 100, 3, all).rows == 100);
+  CHECK(choose_strips({stage(1, 1)}, big, false, false, true, 100, 3, all).rows == 100);
   // GPUs: 4 MiB of u8 pixels = 1024 rows of 4096; CPUs: 4 MiB of float planes = 256 rows.
-  CHECK(choose_strips({stage(1, 1)}, big, false, true, 0, 3, all).rows == 1024);
-  CHECK(choose_strips({stage(1, 1)}, big, false, false, 0, 3, all).rows == 256);
+  CHECK(choose_strips({stage(1, 1)}, big, false, false, true, 0, 3, all).rows == 1024);
+  CHECK(choose_strips({stage(1, 1)}, big, false, false, false, 0, 3, all).rows == 256);
   // At least 2 strips on GPUs, 4 on CPUs, for small images too.
-  CHECK(choose_strips({stage(1, 1)}, image, false, true, 0, 3, all).rows == 25);
-  CHECK(choose_strips({stage(1, 1)}, image, false, false, 0, 3, all).rows == 13);
+  CHECK(choose_strips({stage(1, 1)}, image, false, false, true, 0, 3, all).rows == 25);
+  CHECK(choose_strips({stage(1, 1)}, image, false, false, false, 0, 3, all).rows == 13);
   // A budget: the largest height whose slots fit, then fewer slots rather than none.
   const uint64_t room = 3 * StripPlan({stage(1, 1)}, big, 300, false).slot_bytes();
   auto budget = [&](const StripPlan& p, int slots) { return uint64_t(slots) * p.slot_bytes() <= room; };
-  const auto fit = choose_strips({stage(1, 1)}, big, false, true, 0, 3, budget);
+  const auto fit = choose_strips({stage(1, 1)}, big, false, false, true, 0, 3, budget);
   CHECK(fit.rows == 300);
   CHECK(fit.slots == 3);
   const uint64_t one_row = StripPlan({stage(1, 1)}, big, 1, false).slot_bytes();
   auto tight = [&](const StripPlan& p, int slots) { return uint64_t(slots) * p.slot_bytes() <= one_row; };
-  const auto last = choose_strips({stage(1, 1)}, big, false, true, 0, 3, tight);
+  const auto last = choose_strips({stage(1, 1)}, big, false, false, true, 0, 3, tight);
   CHECK(last.rows == 1);
   CHECK(last.slots == 1);
 }

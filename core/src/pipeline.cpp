@@ -47,19 +47,23 @@ void Stage::launch(const cl::Kernel& kernel, const cl::NDRange& global, const cl
 
 struct Pipeline::Link {
   std::shared_ptr<const FilterFactory> factory;  // keeps the plugin library loaded
-  std::unique_ptr<Filter> filter;
+  std::vector<std::unique_ptr<Filter>> filters;  // filters[d] runs on devices_[d]
 };
 
-Pipeline::Pipeline(std::shared_ptr<Device> device)
-    : device_(std::move(device)),
-      resources_(std::make_unique<detail::StreamResources>()),
-      mutex_(std::make_unique<std::mutex>()) {
-  if (!device_) throw Error(ErrorKind::usage, "Pipeline needs a device");
+Pipeline::Pipeline(std::shared_ptr<Device> device) : Pipeline(std::vector<std::shared_ptr<Device>>{std::move(device)}) {}
+
+Pipeline::Pipeline(std::vector<std::shared_ptr<Device>> devices)
+    : devices_(std::move(devices)), mutex_(std::make_unique<std::mutex>()) {
+  if (devices_.empty()) throw Error(ErrorKind::usage, "Pipeline needs a device");
+  for (const auto& device : devices_) {
+    if (!device) throw Error(ErrorKind::usage, "Pipeline needs a device (got a null one)");
+    resources_.push_back(std::make_unique<detail::StreamResources>());
+  }
 }
 Pipeline::~Pipeline() {
-  resources_.reset();  // its buffers count against the device, which may outlive us
+  resources_.clear();  // their buffers count against the devices, which may outlive us
   // Filters before factories: a filter's code lives in the plugin its factory keeps loaded.
-  for (auto& link : links_) link.filter.reset();
+  for (auto& link : links_) link.filters.clear();
 }
 Pipeline::Pipeline(Pipeline&&) noexcept = default;
 
@@ -67,10 +71,14 @@ void Pipeline::add(std::shared_ptr<const FilterFactory> factory,
                    const std::map<std::string, std::string>& params) {
   if (!factory) throw Error(ErrorKind::usage, "Pipeline::add: no filter factory");
   Params valid = validate_params(factory->name(), factory->params(), params);
-  auto filter = factory->create(valid, *device_);
-  if (!filter) throw Error(ErrorKind::plugin, factory->name() + ": create() returned no filter");
+  Link link{factory, {}};
+  for (const auto& device : devices_) {
+    auto filter = factory->create(valid, *device);
+    if (!filter) throw Error(ErrorKind::plugin, factory->name() + ": create() returned no filter");
+    link.filters.push_back(std::move(filter));
+  }
   std::lock_guard<std::mutex> lock(*mutex_);
-  links_.push_back(Link{std::move(factory), std::move(filter)});
+  links_.push_back(std::move(link));
 }
 
 void Pipeline::add(const Registry& registry, const std::string& spec) {
@@ -80,18 +88,23 @@ void Pipeline::add(const Registry& registry, const std::string& spec) {
 
 void Pipeline::add(std::unique_ptr<Filter> filter) {
   if (!filter) throw Error(ErrorKind::usage, "Pipeline::add: null filter");
+  if (devices_.size() > 1)
+    throw Error(ErrorKind::usage, "Pipeline::add: a filter created by hand runs on one device; this pipeline has " +
+                                      std::to_string(devices_.size()) + " (add it by factory or spec instead)");
   std::lock_guard<std::mutex> lock(*mutex_);
-  links_.push_back(Link{nullptr, std::move(filter)});
+  Link link;
+  link.filters.push_back(std::move(filter));
+  links_.push_back(std::move(link));
 }
 
 size_t Pipeline::size() const { return links_.size(); }
-const Filter& Pipeline::filter(size_t index) const { return *links_.at(index).filter; }
+const Filter& Pipeline::filter(size_t index) const { return *links_.at(index).filters.front(); }
 
 Halo Pipeline::halo() const {
   Halo total;
   for (const auto& link : links_) {
-    total.x += link.filter->halo().x;
-    total.y += link.filter->halo().y;
+    total.x += link.filters.front()->halo().x;
+    total.y += link.filters.front()->halo().y;
   }
   return total;
 }
@@ -121,52 +134,56 @@ class ImageRows final : public RowSource, public RowSink {
   void write(int begin, int end, const std::byte* rows) override {
     detail::copy_rows(writable_->row(begin), rows, image_.row_bytes() * size_t(end - begin));
   }
+  std::unique_ptr<RowSource> second_reader() const override { return std::make_unique<ImageRows>(image_); }
 
  private:
   const Image& image_;
   Image* writable_;
 };
 
-RunStats stream_images(Device& device, const std::vector<Filter*>& chain, const Image& in, Image& out,
-                       const RunOptions& options, detail::StreamResources& resources) {
-  if (out.width() != in.width() || out.height() != in.height() || out.channels() != in.channels() ||
-      out.type() != in.type())
-    out = Image(in.width(), in.height(), in.channels(), in.type());
-  ImageRows source(in), sink(out, &out);
-  detail::Endpoints ends;
-  ends.shape = source.shape();
-  ends.source = &source;
-  ends.sink = &sink;
-  ends.in = &in;
-  ends.out = &out;
-  return detail::stream(device, chain, ends, options, resources);
-}
 }  // namespace
+
+RunStats Pipeline::stream(const detail::Endpoints& ends, const RunOptions& options) {
+  std::vector<detail::Lane> lanes(devices_.size());
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    lanes[d].device = devices_[d].get();
+    lanes[d].resources = resources_[d].get();
+    for (auto& link : links_) lanes[d].chain.push_back(link.filters[d].get());
+  }
+  return detail::stream(lanes, ends, options);
+}
 
 RunStats Pipeline::run(const Image& in, Image& out, const RunOptions& options) {
   if (in.empty()) throw Error(ErrorKind::usage, "Pipeline::run: empty input image");
   std::lock_guard<std::mutex> lock(*mutex_);
-  std::vector<Filter*> chain;
-  for (auto& link : links_) chain.push_back(link.filter.get());
-  if (&in == &out || shares_memory(in, out)) {
-    // The streamer reads rows of `in` after writing earlier rows of `out`.
-    Image copy = in;
-    return stream_images(*device_, chain, copy, out, options, *resources_);
-  }
-  return stream_images(*device_, chain, in, out, options, *resources_);
+  // The streamer reads rows of `in` after writing earlier rows of `out`: overlapping storage is
+  // copied first.
+  Image copy;
+  const bool aliased = &in == &out || shares_memory(in, out);
+  if (aliased) copy = in;
+  const Image& source_image = aliased ? copy : in;
+  if (out.width() != in.width() || out.height() != in.height() || out.channels() != in.channels() ||
+      out.type() != in.type())
+    out = Image(in.width(), in.height(), in.channels(), in.type());
+  ImageRows source(source_image), sink(out, &out);
+  detail::Endpoints ends;
+  ends.shape = source.shape();
+  ends.source = &source;
+  ends.sink = &sink;
+  ends.in = &source_image;
+  ends.out = &out;
+  return stream(ends, options);
 }
 
 RunStats Pipeline::run(RowSource& source, RowSink& sink, const RunOptions& options) {
   const ImageShape shape = source.shape();
   checked_image_bytes(shape.width, shape.height, shape.channels, pixel_type_size(shape.type), "Pipeline::run source");
   std::lock_guard<std::mutex> lock(*mutex_);
-  std::vector<Filter*> chain;
-  for (auto& link : links_) chain.push_back(link.filter.get());
   detail::Endpoints ends;
   ends.shape = shape;
   ends.source = &source;
   ends.sink = &sink;
-  return detail::stream(*device_, chain, ends, options, *resources_);
+  return stream(ends, options);
 }
 
 }  // namespace clf

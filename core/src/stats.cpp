@@ -46,6 +46,7 @@ std::string RunStats::summary() const {
                         zero_copy ? "written in place" : "downloaded", bytes_downloaded / mb,
                         device_bytes_peak / mb, device_budget / mb, host_enqueue_ms);
   std::string text(buf, size_t(std::max(n, 0)));
+  if (devices > 1) text += "; strips spread over " + std::to_string(devices) + " devices";
   if (profiled) {
     std::snprintf(buf, sizeof buf,
                   "\nbusy: upload %.2f ms, compute %.2f ms, download %.2f ms; overlap ratio %.2f "

@@ -74,47 +74,52 @@ struct StripCommands {
   Stage stage;                         // the queue and profiling sinks every launch goes through
 };
 
+class Run;
+struct Landing {  // a strip whose download is enqueued
+  int index = 0;
+  Run* run = nullptr;  // its lane
+  Slot* slot = nullptr;
+  cl::Event downloaded;
+};
+
+// One lane of a run: a device with its chain, queues and slot ring, which enqueues the strips
+// the Scheduler gives it (strip i goes to lane i mod lanes) and lands them.
 class Run {
  public:
-  Run(Device& device, const std::vector<Filter*>& chain, const Endpoints& ends, const RunOptions& options,
-      const StripPlan& plan, int slots, StreamResources& resources)
-      : device_(device), chain_(chain), ends_(ends), shape_(ends.shape), options_(options), plan_(plan),
-        slots_(slots), res_(resources),
-        in_(plan.in_place() ? Transport::in_place : ends.in && ends.in->pinned() ? Transport::pinned : Transport::staged),
+  Run(const Lane& lane, int lane_index, int lanes, const Endpoints& ends, const RunOptions& options,
+      const StripPlan& plan, int slots)
+      : device_(*lane.device), chain_(lane.chain), ends_(ends), shape_(ends.shape), options_(options), plan_(plan),
+        slots_(slots), lane_(lane_index), lanes_(lanes), res_(*lane.resources),
+        in_(plan.in_place()                                     ? Transport::in_place
+            : ends.in && ends.in->pinned() && !plan.cyclic() ? Transport::pinned
+                                                             : Transport::staged),
         out_(plan.in_place() ? Transport::in_place : ends.out && ends.out->pinned() ? Transport::pinned : Transport::staged) {}
 
-  void execute(RunStats& stats);
+  // Queues, kernels and slots (kept by the Pipeline between runs of the same shape).
+  void prepare();
+  // One strip: checks for cancellation, then enqueues it in its slot, timing the host's part.
+  Landing issue_strip(int index);
+  void land(const Landing& job);  // the host's part of a landed strip (staged: the sink)
+  void finish() {
+    for (auto& q : queues_) q.finish();
+  }
+  void add_stats(RunStats& stats, Clock::time_point t0);
   // Rows were taken from the source: a run that fails now cannot be retried from row 0 unless the
   // whole input is in memory.
   bool source_used() const { return source_used_; }
+  bool device_ordered() const { return in_ == Transport::pinned && out_ == Transport::pinned; }
 
  private:
-  struct Landing {  // a strip whose download is enqueued
-    int index;
-    Slot* slot;
-    cl::Event downloaded;
-    void wait_downloaded() const {
-      cl_check(downloaded.wait(), "clWaitForEvents", "strip " + std::to_string(index) + " download");
-    }
-  };
-
-  // Set-up (kept by the Pipeline between runs of the same shape).
   void make_queues();
   void make_slots();
-  // One strip: checks for cancellation, then enqueues it in its slot, timing the host's part.
-  Landing issue_strip(int index);
+  Slot& slot_of(int index) { return ring_[size_t((index / lanes_) % slots_)]; }
+  Slot& previous_slot(int index) { return slot_of(index - lanes_); }
   void enqueue_upload(StripCommands& strip, Slot& slot);
   void enqueue_unpack(StripCommands& strip, Slot& slot);
   void enqueue_stage(int s, StripCommands& strip, Slot& slot);
   void enqueue_pack(StripCommands& strip, Slot& slot);
   void enqueue_landing(StripCommands& strip, Slot& slot, cl::Event& downloaded);
   Plane plane(int s, const DeviceBuffer& buffer, Range own) const;  // stage s's input planes
-  void land(const Landing& job);  // the host's part of a landed strip (staged: the sink)
-  // The two run loops, and what they share.
-  void run_ordered_by_device();
-  void run_with_landing_thread();
-  void landing_thread();
-  void finish_stats(RunStats& stats, Clock::time_point t0);
   void collect(RunStats& stats, Clock::time_point t0);
 
   Device& device_;
@@ -123,7 +128,7 @@ class Run {
   const ImageShape shape_;
   const RunOptions& options_;
   const StripPlan& plan_;
-  const int slots_;
+  const int slots_, lane_, lanes_;
   StreamResources& res_;  // kept by the Pipeline; the names below are views of it
   cl::CommandQueue (&queues_)[3] = res_.queues;
   cl::Kernel &unpack_ = res_.unpack, &pack_ = res_.pack, &pad_rows_ = res_.pad_rows, &pad_cols_ = res_.pad_cols;
@@ -143,14 +148,6 @@ class Run {
   std::mutex spans_mutex_;
   Clock::time_point first_enqueue_;
   cl::Event first_event_;
-
-  // the landing thread (staged output): strips to land, how many have
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<Landing> landing_;
-  int landed_ = 0;
-  bool closing_ = false;
-  std::exception_ptr landing_error_;
 };
 
 void Run::make_queues() {
@@ -264,7 +261,7 @@ void Run::enqueue_upload(StripCommands& strip, Slot& slot) {
       host_spans_.push_back({3, strip.tag + "pack", start, Clock::now()});
     }
   }
-  if (strip.index == 0) first_enqueue_ = Clock::now();  // its upload's QUEUED time is this moment
+  if (strip.index == lane_) first_enqueue_ = Clock::now();  // its upload's QUEUED time is this moment
   // The slot's upload buffer is free once its last strip, and the strip after it, have read it.
   std::vector<cl::Event> free_up;
   if (slot.up_free()) free_up.push_back(slot.up_free);
@@ -273,7 +270,7 @@ void Run::enqueue_upload(StripCommands& strip, Slot& slot) {
                                          free_up.empty() ? nullptr : &free_up, &uploaded),
            "clEnqueueWriteBuffer", strip.tag + "upload");
   if (options_.profile) recorded_.push_back({uploaded, strip.tag + "upload", 0});
-  if (strip.index == 0) first_event_ = uploaded;  // device time -> host time (collect)
+  if (strip.index == lane_) first_event_ = uploaded;  // device time -> host time (collect)
   strip.ready.push_back(uploaded);
 }
 
@@ -295,7 +292,7 @@ void Run::enqueue_unpack(StripCommands& strip, Slot& slot) {
   const cl_uint next = dst.set_args(kernel, 5);
   if (shared_rows > 0) {
     const Range prev = plan_.upload_rows(plan_.strip(strip.index - 1));
-    kernel.setArg(next, ring_[size_t((strip.index + slots_ - 1) % slots_)].up.get());
+    kernel.setArg(next, previous_slot(strip.index).up.get());
     // In samples: row up.begin of the previous strip's buffer, minus this strip's row 0.
     kernel.setArg(next + 1, cl_ulong(size_t(up.begin - prev.begin) * plan_.width() * plan_.channels()));
   } else {
@@ -315,7 +312,7 @@ void Run::enqueue_unpack(StripCommands& strip, Slot& slot) {
                                            cl::NDRange(64, 1), strip.ready.empty() ? nullptr : &strip.ready,
                                            options_.profile ? &event : nullptr),
            "clEnqueueNDRangeKernel", "clf_unpack");
-  if (strip.index == 0 && in_place) first_event_ = event;
+  if (strip.index == lane_ && in_place) first_event_ = event;
   if (options_.profile) {
     strip.events.push_back(event);
     strip.names.push_back("clf_unpack");
@@ -330,7 +327,9 @@ void Run::enqueue_stage(int s, StripCommands& strip, Slot& slot) {
   const Range own = plan_.stage_input_rows(s + 1, strip.strip);  // the rows this stage computes
   const int width = plan_.width(), height = plan_.height(), hx = shape.hx, hy = shape.hy;
   Plane input = plane(s, slot.work[s % 2], own);
-  const int top = std::max(0, hy - own.begin), bottom = std::max(0, own.end + hy - height);
+  // Rows outside the image: filled by the border rule, except in cyclic plans (they were computed).
+  const bool cyclic = plan_.cyclic();
+  const int top = cyclic ? 0 : std::max(0, hy - own.begin), bottom = cyclic ? 0 : std::max(0, own.end + hy - height);
   for (auto [row_begin, count] : {std::pair{-hy, top}, std::pair{height - own.begin, bottom}}) {
     if (count == 0) continue;
     input.set_args(pad_rows_, 0);
@@ -344,7 +343,8 @@ void Run::enqueue_stage(int s, StripCommands& strip, Slot& slot) {
     strip.stage.launch(pad_rows_, cl::NDRange(size_t(round_up(width + 2 * hx, 64)), size_t(count), size_t(plan_.channels())),
                        cl::NDRange(64, 1, 1), "clf_pad_rows");
   }
-  const int inside_begin = std::max(-hy, -own.begin), inside_end = std::min(own.size() + hy, height - own.begin);
+  const int inside_begin = cyclic ? -hy : std::max(-hy, -own.begin);
+  const int inside_end = cyclic ? own.size() + hy : std::min(own.size() + hy, height - own.begin);
   if (hx > 0 && inside_end > inside_begin && s > 0) {  // stage 0's: the unpack filled them
     input.set_args(pad_cols_, 0);
     pad_cols_.setArg(4, width);
@@ -403,7 +403,7 @@ void Run::enqueue_pack(StripCommands& strip, Slot& slot) {
   }
   slot.up_free = strip.events.back();
   if (strip.fresh.begin > strip.upload.begin)  // the previous strip's upload buffer was read too
-    ring_[size_t((strip.index + slots_ - 1) % slots_)].up_free = strip.events.back();
+    previous_slot(strip.index).up_free = strip.events.back();
   if (options_.profile)
     for (size_t e = 0; e < strip.events.size(); ++e) recorded_.push_back({strip.events[e], strip.tag + strip.names[e], 1});
 }
@@ -431,19 +431,19 @@ void Run::enqueue_landing(StripCommands& strip, Slot& slot, cl::Event& downloade
   for (int q = 0; q < 3; ++q) cl_check(queues_[q].flush(), "clFlush", track_names[q]);
 }
 
-Run::Landing Run::issue_strip(int index) {
+Landing Run::issue_strip(int index) {
   if (options_.cancel && options_.cancel->load())
     throw Error(ErrorKind::cancelled, "interrupted after " + std::to_string(index) + " of " +
                                           std::to_string(plan_.strips()) + " strips");
-  Landing job{index, &ring_[size_t(index % slots_)], cl::Event()};
+  Landing job{index, this, &slot_of(index), cl::Event()};
   const auto start = Clock::now();
-  if (index == 0) first_enqueue_ = start;
+  if (index == lane_) first_enqueue_ = start;
   StripCommands strip;
   strip.index = index;
   strip.strip = plan_.strip(index);
   strip.upload = plan_.upload_rows(strip.strip);
   strip.fresh = fresh_[size_t(index)];
-  strip.tag = "strip " + std::to_string(index) + " ";
+  strip.tag = (lanes_ > 1 ? "device " + std::to_string(lane_) + " " : "") + "strip " + std::to_string(index) + " ";
   strip.stage.device_ = &device_;
   strip.stage.queue_ = &queues_[1];
   strip.stage.channels_ = plan_.channels();
@@ -461,7 +461,7 @@ Run::Landing Run::issue_strip(int index) {
 }
 
 void Run::land(const Landing& job) {
-  job.wait_downloaded();
+  cl_check(job.downloaded.wait(), "clWaitForEvents", "strip " + std::to_string(job.index) + " download");
   if (out_ != Transport::staged) return;
   const auto start = Clock::now();
   const Range strip = plan_.strip(job.index);
@@ -472,127 +472,24 @@ void Run::land(const Landing& job) {
   }
 }
 
-void Run::run_ordered_by_device() {
-  // Pinned images both ways: the device orders slot reuse by events, and this thread alone enqueues
-  // up to enqueue_ahead strips past the ring, landing the oldest as it goes: no host wake-up sits
-  // between strips, and Ctrl-C still stops within a few strips.
-  std::deque<Landing> pending;
-  auto land_oldest = [&] {
-    land(pending.front());
-    pending.pop_front();
-    if (options_.progress) options_.progress(++landed_, plan_.strips());
-  };
-  std::exception_ptr error;
-  try {
-    for (int i = 0; i < plan_.strips(); ++i) {
-      while (!pending.empty() && pending.front().index < i - slots_ - enqueue_ahead) land_oldest();
-      pending.push_back(issue_strip(i));
-    }
-    while (!pending.empty()) land_oldest();
-  } catch (...) {
-    error = std::current_exception();
-  }
-  for (auto& q : queues_) q.finish();
-  if (error) std::rethrow_exception(error);
-}
-
-void Run::landing_thread() {
-  try {
-    for (;;) {
-      Landing job;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        cv_.wait(lock, [&] { return !landing_.empty() || closing_; });
-        if (landing_.empty()) return;
-        job = landing_.front();
-        landing_.pop_front();
-      }
-      land(job);
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        ++landed_;
-      }
-      cv_.notify_all();
-    }
-  } catch (...) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    landing_error_ = std::current_exception();
-    closing_ = true;
-    cv_.notify_all();
-  }
-}
-
-void Run::run_with_landing_thread() {
-  // Staged output (the sink writes on the landing thread) or in place (the host maps rows): a slot
-  // is free for the host once the strip that used it last has landed. This thread reads the source,
-  // enqueues, and reports progress (on the caller's thread, whatever the images) while it waits:
-  // for a free slot, then for the last strips.
-  std::thread lander([this] { landing_thread(); });
-  int reported = 0;
-  auto wait_landed = [&](int count) {
-    for (;;) {
-      int landed;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        cv_.wait(lock, [&] { return landed_ > reported || landed_ >= count || landing_error_; });
-        if (landing_error_) return false;
-        landed = landed_;
-      }
-      if (options_.progress && landed > reported) options_.progress(landed, plan_.strips());
-      reported = landed;
-      if (landed >= count) return true;
-    }
-  };
-  std::exception_ptr error;
-  try {
-    for (int i = 0; i <= plan_.strips(); ++i) {
-      if (!wait_landed(i < plan_.strips() ? i - slots_ + 1 : plan_.strips()) || i == plan_.strips()) break;
-      Landing job = issue_strip(i);
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        landing_.push_back(job);
-      }
-      cv_.notify_all();
-    }
-  } catch (...) {
-    error = std::current_exception();
-  }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    closing_ = true;
-  }
-  cv_.notify_all();
-  lander.join();
-  for (auto& q : queues_) q.finish();
-  if (error) std::rethrow_exception(error);
-  if (landing_error_) std::rethrow_exception(landing_error_);
-}
-
-void Run::execute(RunStats& stats) {
+void Run::prepare() {
   make_queues();
   make_slots();
   for (Slot& slot : ring_) slot.up_free = slot.downloaded = cl::Event();
-  fresh_ = plan_.fresh_rows(slots_, options_.device_halo_copy_bytes);
-  const auto t0 = Clock::now();
-  const bool device_ordered = in_ == Transport::pinned && out_ == Transport::pinned;
-  if (device_ordered)
-    run_ordered_by_device();
-  else
-    run_with_landing_thread();
-  finish_stats(stats, t0);
+  // Rows two strips share are read on the device from the previous strip's upload buffer, which
+  // is on this device only when there is one lane.
+  fresh_ = plan_.fresh_rows(lanes_ == 1 ? slots_ : 1, options_.device_halo_copy_bytes);
 }
 
-void Run::finish_stats(RunStats& stats, Clock::time_point t0) {
-  stats.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  stats.host_enqueue_ms = enqueue_us_ / 1000.0;
-  stats.bytes_uploaded = 0;
-  for (const Range& fresh : fresh_) stats.bytes_uploaded += shape_.row_bytes() * size_t(fresh.size());
-  stats.bytes_downloaded = shape_.row_bytes() * size_t(shape_.height);
+void Run::add_stats(RunStats& stats, Clock::time_point t0) {
+  stats.host_enqueue_ms += enqueue_us_ / 1000.0;
+  for (int i = lane_; i < plan_.strips(); i += lanes_) stats.bytes_uploaded += shape_.row_bytes() * size_t(fresh_[size_t(i)].size());
   if (options_.profile) collect(stats, t0);
 }
 
 void Run::collect(RunStats& stats, Clock::time_point t0) {
-  // Device timestamps -> the host clock: the first upload was queued when the host enqueued it.
+  // Device timestamps -> the host clock: the lane's first upload was queued when the host enqueued it.
+  if (!first_event_()) return;  // no strip
   cl_ulong queued = 0;
   first_event_.getProfilingInfo(CL_PROFILING_COMMAND_QUEUED, &queued);
   const double offset_us =
@@ -610,11 +507,188 @@ void Run::collect(RunStats& stats, Clock::time_point t0) {
   for (auto& h : host_spans_)
     stats.trace.push_back({track_names[h.track], h.name, std::chrono::duration<double, std::micro>(h.start - t0).count(),
                            std::chrono::duration<double, std::micro>(h.end - t0).count()});
-  stats.upload_busy_ms = busy_ms(spans[0]);
-  stats.compute_busy_ms = busy_ms(spans[1]);
-  stats.download_busy_ms = busy_ms(spans[2]);
+  // Several lanes: the busiest device's queues.
+  stats.upload_busy_ms = std::max(stats.upload_busy_ms, busy_ms(spans[0]));
+  stats.compute_busy_ms = std::max(stats.compute_busy_ms, busy_ms(spans[1]));
+  stats.download_busy_ms = std::max(stats.download_busy_ms, busy_ms(spans[2]));
   stats.profiled = true;
 }
+
+// Issues strips in order over the lanes (strip i on lane i mod lanes) and lands them in order:
+// the source is read and the sink written by one thread each, in row order, whatever the lanes.
+class Scheduler {
+ public:
+  Scheduler(const std::vector<std::unique_ptr<Run>>& lanes, const RunOptions& options, int strips, int slots)
+      : lanes_(lanes), options_(options), strips_(strips), window_(slots * int(lanes.size())) {}
+  void run();
+
+ private:
+  Run& lane(int index) { return *lanes_[size_t(index) % lanes_.size()]; }
+  void run_ordered_by_device();
+  void run_with_landing_thread();
+  void landing_thread();
+  void finish_all() {
+    for (auto& run : lanes_) run->finish();
+  }
+
+  const std::vector<std::unique_ptr<Run>>& lanes_;
+  const RunOptions& options_;
+  const int strips_, window_;  // window_: strips in flight, slots of every lane
+  // the landing thread (staged output): strips to land, how many have
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Landing> landing_;
+  int landed_ = 0;
+  bool closing_ = false;
+  std::exception_ptr landing_error_;
+};
+
+void Scheduler::run() {
+  bool device_ordered = true;
+  for (auto& run : lanes_) device_ordered = device_ordered && run->device_ordered();
+  if (device_ordered)
+    run_ordered_by_device();
+  else
+    run_with_landing_thread();
+}
+
+void Scheduler::run_ordered_by_device() {
+  // Pinned images both ways: the device orders slot reuse by events, and this thread alone enqueues
+  // up to enqueue_ahead strips past the ring, landing the oldest as it goes: no host wake-up sits
+  // between strips, and Ctrl-C still stops within a few strips.
+  std::deque<Landing> pending;
+  auto land_oldest = [&] {
+    pending.front().run->land(pending.front());
+    pending.pop_front();
+    if (options_.progress) options_.progress(++landed_, strips_);
+  };
+  std::exception_ptr error;
+  try {
+    for (int i = 0; i < strips_; ++i) {
+      while (!pending.empty() && pending.front().index < i - window_ - enqueue_ahead) land_oldest();
+      pending.push_back(lane(i).issue_strip(i));
+    }
+    while (!pending.empty()) land_oldest();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  finish_all();
+  if (error) std::rethrow_exception(error);
+}
+
+void Scheduler::landing_thread() {
+  try {
+    for (;;) {
+      Landing job;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return !landing_.empty() || closing_; });
+        if (landing_.empty()) return;
+        job = landing_.front();
+        landing_.pop_front();
+      }
+      job.run->land(job);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++landed_;
+      }
+      cv_.notify_all();
+    }
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    landing_error_ = std::current_exception();
+    closing_ = true;
+    cv_.notify_all();
+  }
+}
+
+void Scheduler::run_with_landing_thread() {
+  // Staged output (the sink writes on the landing thread) or in place (the host maps rows): a slot
+  // is free for the host once the strip that used it last has landed. This thread reads the source,
+  // enqueues, and reports progress (on the caller's thread, whatever the images) while it waits:
+  // for a free slot, then for the last strips.
+  std::thread lander([this] { landing_thread(); });
+  int reported = 0;
+  auto wait_landed = [&](int count) {
+    for (;;) {
+      int landed;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return landed_ > reported || landed_ >= count || landing_error_; });
+        if (landing_error_) return false;
+        landed = landed_;
+      }
+      if (options_.progress && landed > reported) options_.progress(landed, strips_);
+      reported = landed;
+      if (landed >= count) return true;
+    }
+  };
+  std::exception_ptr error;
+  try {
+    for (int i = 0; i <= strips_; ++i) {
+      if (!wait_landed(i < strips_ ? i - window_ + 1 : strips_) || i == strips_) break;
+      Landing job = lane(i).issue_strip(i);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        landing_.push_back(job);
+      }
+      cv_.notify_all();
+    }
+  } catch (...) {
+    error = std::current_exception();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closing_ = true;
+  }
+  cv_.notify_all();
+  lander.join();
+  finish_all();
+  if (error) std::rethrow_exception(error);
+  if (landing_error_) std::rethrow_exception(landing_error_);
+}
+
+// The rows of a cyclic plan (strip_plan.hpp): row r is row r mod height of `source`. The first and
+// last `halo` rows are kept, the last read through a second reader of the source before the first
+// strip; every other row comes from `source`, in order.
+class CyclicRows final : public RowSource {
+ public:
+  CyclicRows(RowSource& source, std::unique_ptr<RowSource> second, int halo)
+      : source_(source), second_(std::move(second)), halo_(halo), row_bytes_(source.shape().row_bytes()) {}
+  ImageShape shape() const override { return source_.shape(); }
+  void discard_before(int row) override { source_.discard_before(std::clamp(row, 0, shape().height)); }
+  void read(int begin, int end, std::byte* rows) override {
+    const int height = shape().height;
+    if (begin < -halo_ || end > height + halo_)
+      throw Error(ErrorKind::usage, "cyclic rows " + std::to_string(begin) + " to " + std::to_string(end) +
+                                        " reach past the halo of " + std::to_string(halo_));
+    if (second_) load_ends();
+    auto copy = [&](int from, int to, const std::byte* kept) {
+      if (to > from) std::copy(kept, kept + size_t(to - from) * row_bytes_, rows + size_t(from - begin) * row_bytes_);
+    };
+    copy(begin, std::min(end, 0), last_.data() + size_t(std::max(0, begin + halo_)) * row_bytes_);
+    const int a = std::max(begin, 0), b = std::min(end, height);
+    if (b > a) source_.read(a, b, rows + size_t(a - begin) * row_bytes_);
+    const int c = std::max(begin, height);
+    copy(c, end, first_.data() + size_t(std::max(0, c - height)) * row_bytes_);
+  }
+
+ private:
+  void load_ends() {
+    const int height = shape().height;
+    last_.resize(size_t(halo_) * row_bytes_);
+    second_->discard_before(height - halo_);
+    second_->read(height - halo_, height, last_.data());
+    second_.reset();  // its file closed, its rows freed
+    first_.resize(size_t(halo_) * row_bytes_);
+    source_.read(0, halo_, first_.data());
+  }
+  RowSource& source_;
+  std::unique_ptr<RowSource> second_;
+  const int halo_;
+  const size_t row_bytes_;
+  std::vector<std::byte> first_, last_;
+};
 
 uint64_t default_budget(const DeviceInfo& info) {
   // Leave room for other users of the device and for the driver's own allocations.
@@ -636,8 +710,8 @@ Error over_budget(const StripPlan& plan, int slots, uint64_t room) {
                "strips of " + std::to_string(plan.strip_rows()) + " rows need " +
                    std::to_string(uint64_t(slots) * plan.slot_bytes() >> 20) + " MiB of device memory, over the budget of " +
                    std::to_string(room >> 20) + " MiB" + why +
-                   "; raise --max-device-memory, lower --slots, or use a border other than wrap (wrap needs the "
-                   "whole image on the device)",
+                   "; raise --max-device-memory or lower --slots (a chain mixing wrap with other vertical "
+                   "borders needs the whole image on the device)",
                CL_MEM_OBJECT_ALLOCATION_FAILURE);
 }
 
@@ -652,55 +726,93 @@ uint64_t StreamResources::ring_bytes() const {
   return bytes;
 }
 
-RunStats stream(Device& device, const std::vector<Filter*>& chain, const Endpoints& ends,
-                const RunOptions& options, StreamResources& resources) {
+namespace {
+// Device memory a lane may use for this run: its budget less what is allocated outside the ring.
+struct Room {
+  uint64_t budget = 0, fixed = 0;
+  uint64_t left() const { return budget > fixed ? budget - fixed : 0; }
+};
+}  // namespace
+
+RunStats stream(const std::vector<Lane>& lanes, const Endpoints& ends, const RunOptions& options) {
   check_options(options);
-  const DeviceInfo& info = device.info();
-  const std::vector<StageShape> stages = stage_shapes(chain);
+  if (lanes.empty()) throw Error(ErrorKind::usage, "a run needs at least one device");
+  const DeviceInfo& info = lanes[0].device->info();
+  const std::vector<StageShape> stages = stage_shapes(lanes[0].chain);
   // In place only where the images fit one buffer each (the driver refuses larger host-pointer
   // buffers with CL_INVALID_BUFFER_SIZE); larger images stream in strips like on a GPU.
-  const uint64_t max_alloc = device.max_alloc_bytes();
-  const bool in_place = options.zero_copy && info.is_cpu && ends.in && ends.out && ends.in->byte_size() <= max_alloc;
-  uint64_t budget = options.max_device_memory ? options.max_device_memory : default_budget(info);
-  // Filter weights and the like, already allocated (a ring kept from the last run is this run's).
-  const uint64_t fixed = device.bytes_in_use() - resources.ring_bytes();
+  uint64_t max_alloc = lanes[0].device->max_alloc_bytes();
+  std::vector<Room> rooms;
+  for (const Lane& lane : lanes) {
+    max_alloc = std::min(max_alloc, lane.device->max_alloc_bytes());
+    // Filter weights and the like, already allocated (a ring kept from the last run is this run's).
+    rooms.push_back({options.max_device_memory ? options.max_device_memory : default_budget(lane.device->info()),
+                     lane.device->bytes_in_use() - lane.resources->ring_bytes()});
+  }
+  // A chain whose vertical borders all wrap streams cyclically where the source has a second
+  // reader (otherwise its one strip is the whole image); in place would be one strip.
+  const int wrap_halo = cyclic_halo(stages, ends.shape.height);
+  std::unique_ptr<RowSource> second = wrap_halo > 0 && ends.source ? ends.source->second_reader() : nullptr;
+  const bool cyclic = second != nullptr;
+  const bool in_place = options.zero_copy && info.is_cpu && ends.in && ends.out && !cyclic && lanes.size() == 1 &&
+                        ends.in->byte_size() <= max_alloc;
+  std::unique_ptr<CyclicRows> cyclic_rows;
+  Endpoints run_ends = ends;
+  if (cyclic) {
+    cyclic_rows = std::make_unique<CyclicRows>(*ends.source, std::move(second), wrap_halo);
+    run_ends.source = cyclic_rows.get();
+  }
   RunStats stats;
   stats.queues = options.queues;
+  stats.devices = int(lanes.size());
   int requested_rows = options.strip_rows;
   for (int attempt = 0;; ++attempt) {
-    const uint64_t room = budget > fixed ? budget - fixed : 0;
     auto fits = [&](const StripPlan& P, int slots) {
-      return P.indexable() && uint64_t(slots) * P.slot_bytes() <= room && P.work_floats() * sizeof(float) <= max_alloc &&
-             P.upload_bytes() <= max_alloc && P.temp_floats() * sizeof(float) <= max_alloc;
+      for (const Room& room : rooms)
+        if (uint64_t(slots) * P.slot_bytes() > room.left()) return false;
+      return P.indexable() && P.work_floats() * sizeof(float) <= max_alloc && P.upload_bytes() <= max_alloc &&
+             P.temp_floats() * sizeof(float) <= max_alloc;
     };
     const StripChoice choice =
-        choose_strips(stages, ends.shape, in_place, info.is_gpu, requested_rows, options.slots, fits);
-    const StripPlan plan(stages, ends.shape, choice.rows, in_place);
-    if (!fits(plan, choice.slots)) throw over_budget(plan, choice.slots, room);
-    device.reset_peak();
+        choose_strips(stages, ends.shape, in_place, cyclic, info.is_gpu, requested_rows, options.slots, fits);
+    const StripPlan plan(stages, ends.shape, choice.rows, in_place, cyclic);
+    const Room tightest = *std::min_element(rooms.begin(), rooms.end(),
+                                            [](const Room& a, const Room& b) { return a.left() < b.left(); });
+    if (!fits(plan, choice.slots)) throw over_budget(plan, choice.slots, tightest.left());
+    for (const Lane& lane : lanes) lane.device->reset_peak();
     stats.strips = plan.strips();
     stats.strip_rows = plan.strip_rows();
     stats.slots = choice.slots;
-    stats.device_budget = budget;
+    stats.device_budget = tightest.budget;
     stats.retries = attempt;
     stats.zero_copy = in_place;
     bool rows_consumed = false;
     try {
-      Run run(device, chain, ends, options, plan, choice.slots, resources);
+      std::vector<std::unique_ptr<Run>> runs;
+      for (size_t l = 0; l < lanes.size(); ++l)
+        runs.push_back(std::make_unique<Run>(lanes[l], int(l), int(lanes.size()), run_ends, options, plan, choice.slots));
       try {
-        run.execute(stats);
+        for (auto& run : runs) run->prepare();
+        const auto t0 = Clock::now();
+        Scheduler(runs, options, plan.strips(), choice.slots).run();
+        stats.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+        stats.host_enqueue_ms = 0;
+        stats.bytes_uploaded = 0;
+        stats.bytes_downloaded = ends.shape.row_bytes() * size_t(ends.shape.height);
+        for (auto& run : runs) run->add_stats(stats, t0);
       } catch (...) {
-        rows_consumed = run.source_used() && !ends.in;
+        for (auto& run : runs) rows_consumed = rows_consumed || (run->source_used() && !ends.in);
         throw;
       }
-      stats.device_bytes_peak = device.peak_bytes_in_use();
+      stats.device_bytes_peak = 0;
+      for (const Lane& lane : lanes) stats.device_bytes_peak = std::max(stats.device_bytes_peak, lane.device->peak_bytes_in_use());
       return stats;
     } catch (const Error& e) {
-      resources.clear();  // queues that saw a failure, buffers sized for the failed plan
+      for (const Lane& lane : lanes) lane.resources->clear();  // queues that saw a failure, buffers sized for it
       // Out of device memory: retry with half the working set, down to one-row strips (unless a
       // source that cannot rewind has handed out rows already).
       if (!e.is_out_of_memory() || (plan.strip_rows() == 1 && choice.slots == 1) || rows_consumed) throw;
-      budget = fixed + uint64_t(choice.slots) * plan.slot_bytes() / 2;
+      for (Room& room : rooms) room.budget = room.fixed + uint64_t(choice.slots) * plan.slot_bytes() / 2;
       requested_rows = 0;
       stats.trace.clear();
     }

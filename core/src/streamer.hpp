@@ -47,7 +47,15 @@ struct Endpoints {
   Image* out = nullptr;       // optional: the whole output in memory
 };
 
-RunStats stream(Device& device, const std::vector<Filter*>& chain, const Endpoints& ends,
-                const RunOptions& options, StreamResources& resources);
+// A device with the chain built on it and the resources its Pipeline keeps for it.
+struct Lane {
+  Device* device = nullptr;
+  std::vector<Filter*> chain;
+  StreamResources* resources = nullptr;
+};
+
+// Runs the chain over `ends`; with several lanes (the same chain on several devices), strip i runs
+// on lane i mod lanes.
+RunStats stream(const std::vector<Lane>& lanes, const Endpoints& ends, const RunOptions& options);
 
 }  // namespace clf::detail

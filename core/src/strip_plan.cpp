@@ -17,14 +17,28 @@ std::vector<StageShape> stage_shapes(const std::vector<Filter*>& chain) {
   return stages;
 }
 
-StripPlan::StripPlan(const std::vector<StageShape>& stages, const ImageShape& image, int strip_rows, bool in_place)
-    : stages_(stages), image_(image), in_place_(in_place) {
+int cyclic_halo(const std::vector<StageShape>& stages, int height) {
+  int halo = 0;
+  for (const StageShape& s : stages) {
+    if (s.hy == 0) continue;
+    if (s.border.mode != BorderMode::wrap) return 0;
+    halo += s.hy;
+  }
+  return 2 * halo <= height ? halo : 0;
+}
+
+StripPlan::StripPlan(const std::vector<StageShape>& stages, const ImageShape& image, int strip_rows, bool in_place,
+                     bool cyclic)
+    : stages_(stages), image_(image), in_place_(in_place), cyclic_(cyclic && cyclic_halo(stages, image.height) > 0) {
   const int n = this->stages();
   strip_rows_ = std::max(1, std::min(strip_rows, height()));
   strips_ = (height() + strip_rows_ - 1) / strip_rows_;
   below_.assign(size_t(n) + 1, 0);
   for (int s = n - 1; s >= 0; --s) below_[size_t(s)] = below_[size_t(s) + 1] + stages_[size_t(s)].hy;
-  auto most_rows = [&](int s) { return int(std::min<int64_t>(height(), int64_t(strip_rows_) + 2 * below_[size_t(s)])); };
+  auto most_rows = [&](int s) {
+    const int64_t rows = int64_t(strip_rows_) + 2 * below_[size_t(s)];
+    return int(cyclic_ ? rows : std::min<int64_t>(height(), rows));
+  };
   temp_pitch_ = round_up(width(), pitch_align);
   for (int s = 0; s <= n; ++s) {  // s = n: the final planes
     const int hx = s < n ? stages_[size_t(s)].hx : 0, hy = s < n ? stages_[size_t(s)].hy : 0;
@@ -42,6 +56,7 @@ StripPlan::StripPlan(const std::vector<StageShape>& stages, const ImageShape& im
 
 Range StripPlan::stage_input_rows(int s, Range strip) const {
   const int b = below_[size_t(s)];
+  if (cyclic_) return {strip.begin - b, strip.end + b};
   return {std::max(0, strip.begin - b), std::min(height(), strip.end + b)};
 }
 
@@ -56,6 +71,7 @@ bool StripPlan::indexable() const {
 }
 
 bool StripPlan::borders_reachable() const {
+  if (cyclic_) return true;
   for (int i = 0; i < strips_; ++i) {
     const Range strip = this->strip(i);
     for (int s = 0; s < stages(); ++s) {
@@ -95,7 +111,7 @@ std::vector<Range> StripPlan::fresh_rows(int slots, uint64_t min_shared_bytes) c
 }
 
 StripChoice choose_strips(const std::vector<StageShape>& stages, const ImageShape& image, bool in_place,
-                          bool gpu, int requested, int slots,
+                          bool cyclic, bool gpu, int requested, int slots,
                           const std::function<bool(const StripPlan&, int slots)>& fits) {
   const int height = image.height;
   int rows = requested;
@@ -115,7 +131,7 @@ StripChoice choose_strips(const std::vector<StageShape>& stages, const ImageShap
     for (;;) {
       for (int lo = 1, hi = target; lo <= hi;) {
         const int mid = lo + (hi - lo) / 2;
-        if (fits(StripPlan(stages, image, mid, in_place), std::min(slots, (height + mid - 1) / mid))) {
+        if (fits(StripPlan(stages, image, mid, in_place, cyclic), std::min(slots, (height + mid - 1) / mid))) {
           best = mid;
           lo = mid + 1;
         } else {
@@ -128,7 +144,7 @@ StripChoice choose_strips(const std::vector<StageShape>& stages, const ImageShap
     rows = std::max(best, 1);
   }
   rows = std::min(rows, height);
-  while (!StripPlan(stages, image, rows, in_place).borders_reachable() && rows < height) rows = std::min(height, rows * 2);
+  while (!StripPlan(stages, image, rows, in_place, cyclic).borders_reachable() && rows < height) rows = std::min(height, rows * 2);
   return {rows, std::min(slots, (height + rows - 1) / rows)};
 }
 

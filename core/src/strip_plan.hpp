@@ -8,6 +8,11 @@
 // stage: the strip) from them, and its input also holds hy[s] rows either side, filled by the
 // border rule from rows the previous stage computed in the same strip, exactly as a whole-image
 // run would: streamed output is bit-identical to it.
+//
+// Cyclic plans (every stage with a vertical halo wraps): rows are not clipped to the image. Row r
+// stands for row r mod height, so a stage's input never has a row outside what it was given and
+// no border rows are filled: stage s's row r equals the whole-image run's row r mod height. The
+// rows above and below the image come from the source's first and last rows (see cyclic_halo).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -34,10 +39,17 @@ struct StageShape {
 };
 std::vector<StageShape> stage_shapes(const std::vector<Filter*>& chain);
 
+// Rows above and below the image a cyclic plan reads (the chain's vertical halo), or 0 when the
+// chain cannot run cyclically: some stage with a vertical halo has another border, no stage has
+// one, or the image is shorter than twice the halo (then one strip holds it all anyway).
+int cyclic_halo(const std::vector<StageShape>& stages, int height);
+
 class StripPlan {
  public:
   // `in_place`: the host images are the upload and download buffers (none allocated).
-  StripPlan(const std::vector<StageShape>& stages, const ImageShape& image, int strip_rows, bool in_place);
+  // `cyclic`: rows wrap (see above); only where cyclic_halo(stages, height) > 0.
+  StripPlan(const std::vector<StageShape>& stages, const ImageShape& image, int strip_rows, bool in_place,
+            bool cyclic = false);
 
   int stages() const { return int(stages_.size()); }
   const StageShape& stage(int s) const { return stages_[size_t(s)]; }
@@ -47,9 +59,11 @@ class StripPlan {
   int strip_rows() const { return strip_rows_; }
   int strips() const { return strips_; }
   bool in_place() const { return in_place_; }
+  bool cyclic() const { return cyclic_; }
 
   Range strip(int i) const { return {i * strip_rows_, std::min(height(), (i + 1) * strip_rows_)}; }
   // Rows at the input of stage s (s = stages(): the strip itself); s = 0 is what is uploaded.
+  // Cyclic plans: may reach below 0 and past height().
   Range stage_input_rows(int s, Range strip) const;
   Range upload_rows(Range strip) const { return stage_input_rows(0, strip); }
 
@@ -71,7 +85,7 @@ class StripPlan {
   bool indexable() const;  // every buffer within the 2^31 floats kernels can index
 
   // Every out-of-image row a stage's border needs comes from rows the previous stage computed in
-  // the same strip (false for wrap unless one strip is the whole image).
+  // the same strip (always, for cyclic plans; else false for wrap unless one strip is the whole image).
   bool borders_reachable() const;
 
   // Per strip, the rows it uploads from the host: the rest of its upload rows (those it shares
@@ -83,7 +97,7 @@ class StripPlan {
   std::vector<StageShape> stages_;
   ImageShape image_;
   int strip_rows_ = 0, strips_ = 0;
-  bool in_place_ = false;
+  bool in_place_ = false, cyclic_ = false;
   std::vector<int> below_;  // below_[s] = hy[s] + ... + hy[n-1]; below_[n] = 0
   std::vector<int> pitch_, capacity_rows_;
   int temp_pitch_ = 0, max_temps_ = 0;
@@ -98,7 +112,7 @@ struct StripChoice {
   int rows = 0, slots = 0;
 };
 StripChoice choose_strips(const std::vector<StageShape>& stages, const ImageShape& image, bool in_place,
-                          bool gpu, int requested, int slots,
+                          bool cyclic, bool gpu, int requested, int slots,
                           const std::function<bool(const StripPlan&, int slots)>& fits);
 
 }  // namespace clf::detail

@@ -17,6 +17,7 @@ namespace clf {
 class Registry;
 namespace detail {
 struct StreamResources;
+struct Endpoints;
 }
 
 struct RunOptions {
@@ -42,6 +43,10 @@ struct RunOptions {
 class Pipeline {
  public:
   explicit Pipeline(std::shared_ptr<Device> device);
+  // One image's strips spread over several devices, in turn (strip i on device i mod n): every
+  // filter is built on each. For one large image; a batch of files goes faster with a Pipeline
+  // per device, each taking whole files.
+  explicit Pipeline(std::vector<std::shared_ptr<Device>> devices);
   ~Pipeline();
   Pipeline(Pipeline&&) noexcept;
 
@@ -49,12 +54,14 @@ class Pipeline {
   void add(std::shared_ptr<const FilterFactory> factory, const std::map<std::string, std::string>& params);
   // "gaussian:sigma=2,border=wrap" looked up in `registry`.
   void add(const Registry& registry, const std::string& spec);
-  // A filter created by hand. One from a Registry's factory keeps its plugin loaded by itself.
+  // A filter created by hand (one device only). One from a Registry's factory keeps its plugin
+  // loaded by itself.
   void add(std::unique_ptr<Filter> filter);
 
   size_t size() const;
-  const Filter& filter(size_t index) const;
-  Device& device() const { return *device_; }
+  const Filter& filter(size_t index) const;  // as built on the first device
+  Device& device() const { return *devices_.front(); }
+  const std::vector<std::shared_ptr<Device>>& devices() const { return devices_; }
   Halo halo() const;  // sum over the chain
 
   // Runs the chain over `in`; `out` is (re)allocated to in's size and type. Streamed output is
@@ -70,10 +77,11 @@ class Pipeline {
   RunStats run(RowSource& source, RowSink& sink, const RunOptions& options = {});
 
  private:
-  std::shared_ptr<Device> device_;
-  struct Link;  // a filter and what keeps its plugin loaded
+  RunStats stream(const detail::Endpoints& ends, const RunOptions& options);
+  std::vector<std::shared_ptr<Device>> devices_;
+  struct Link;  // a filter (one per device) and what keeps its plugin loaded
   std::vector<Link> links_;
-  std::unique_ptr<detail::StreamResources> resources_;  // queues and strip buffers between runs
+  std::vector<std::unique_ptr<detail::StreamResources>> resources_;  // per device, between runs
   std::unique_ptr<std::mutex> mutex_;                    // serialises add() and run()
 };
 

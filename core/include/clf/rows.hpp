@@ -2,6 +2,7 @@
 // memory. A file is a source/sink pair (clfilter's clf_io); so is an in-memory Image.
 #pragma once
 #include <cstddef>
+#include <memory>
 
 #include "clf/image.hpp"
 
@@ -25,6 +26,11 @@ class RowSource {
   virtual ImageShape shape() const = 0;
   virtual void read(int begin, int end, std::byte* rows) = 0;
   virtual void discard_before(int /*row*/) {}
+  // A second, independent reader of the same rows, or null if there is none. A chain whose
+  // vertical borders all wrap needs, besides the strips in order, the first and the last rows of
+  // the image (its halo of them): the streamer reads the last rows through a second reader before
+  // the first strip, so memory stays a few strips. Without one such a chain runs as one strip.
+  virtual std::unique_ptr<RowSource> second_reader() const { return nullptr; }
 };
 
 // Finished rows of the output: write() gets every row once, in order, from one thread of the

@@ -19,6 +19,7 @@ struct RunStats {
   double host_enqueue_ms = 0;  // host time spent issuing the strips' commands (all strips)
   uint64_t bytes_uploaded = 0, bytes_downloaded = 0;
   int strips = 0, strip_rows = 0, slots = 0, queues = 0, retries = 0;
+  int devices = 1;  // strip i ran on device i mod devices
   uint64_t device_bytes_peak = 0, device_budget = 0;
   bool profiled = false;
   bool zero_copy = false;  // a CPU device read and wrote the images in place: nothing was copied
