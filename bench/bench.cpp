@@ -2,8 +2,10 @@
 // each kernel variant, streamed host->host wall time with 3 queues vs 1, and in the same run the
 // device's limits: a copy kernel (memory bound) and pinned host<->device transfers.
 //   clfilter-bench [--size WxH] [--channels C] [--type f32|u8|u16|f16] [--reps N] [--device SEL]
-//                  [--filter SPEC ...] [--json FILE] [--trace FILE] [--pageable] [--scale] [--smoke]
-//   clfilter-bench --batch N [--jobs J] [--device all|SEL,...]: a batch over one device and all of them
+//                  [--filter SPEC ...] [--json FILE] [--trace FILE] [--pageable] [--scale]
+//                  [--smoke]
+//   clfilter-bench --batch N [--jobs J] [--device all|SEL,...]: a batch over one device and all of
+//   them
 // A --filter of the form "a + b + c" is benchmarked as one fused chain.
 #include <algorithm>
 #include <chrono>
@@ -30,7 +32,8 @@ using Clock = std::chrono::steady_clock;
 
 struct Row {
   std::string filter, variant;
-  double kernel_ms = 0, kernel_mpix_s = 0, stream3_ms = 0, stream1_ms = 0, overlap3 = 0, overlap1 = 0;
+  double kernel_ms = 0, kernel_mpix_s = 0, stream3_ms = 0, stream1_ms = 0, overlap3 = 0,
+         overlap1 = 0;
   double issue_us = 0;  // host time issuing one strip's commands (stream3, best run)
   int strips = 0;
 };
@@ -50,10 +53,11 @@ double filter_kernel_ms(const clf::RunStats& stats) {
 
 // A device copy kernel over `bytes`: the memory-bandwidth ceiling for a one-read one-write pass.
 double copy_gbps(clf::Device& device, size_t bytes, int reps) {
-  auto program = device.build("bench_copy",
-                              "__kernel void bench_copy(__global const float4* a, __global float4* b)"
-                              "{ b[get_global_id(0)] = a[get_global_id(0)]; }",
-                              "");
+  auto program =
+      device.build("bench_copy",
+                   "__kernel void bench_copy(__global const float4* a, __global float4* b)"
+                   "{ b[get_global_id(0)] = a[get_global_id(0)]; }",
+                   "");
   auto kernel = device.kernel(program, "bench_copy");
   auto a = device.alloc(bytes, "bench a"), b = device.alloc(bytes, "bench b");
   cl::CommandQueue q(device.context(), device.device(), CL_QUEUE_PROFILING_ENABLE);
@@ -62,7 +66,8 @@ double copy_gbps(clf::Device& device, size_t bytes, int reps) {
   double best = 1e30;
   for (int r = 0; r < reps + 1; ++r) {
     cl::Event ev;
-    q.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(bytes / 16), cl::NullRange, nullptr, &ev);
+    q.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(bytes / 16), cl::NullRange, nullptr,
+                           &ev);
     ev.wait();
     if (r == 0) continue;  // warm-up
     best = std::min(best, double(ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
@@ -85,7 +90,8 @@ std::pair<double, double> pinned_gbps(clf::Device& device, size_t bytes, int rep
     q.enqueueReadBuffer(dev.get(), CL_TRUE, 0, bytes, host, nullptr, &e2);
     if (r == 0) continue;
     auto ns = [](cl::Event& e) {
-      return double(e.getProfilingInfo<CL_PROFILING_COMMAND_END>() - e.getProfilingInfo<CL_PROFILING_COMMAND_START>());
+      return double(e.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                    e.getProfilingInfo<CL_PROFILING_COMMAND_START>());
     };
     up = std::min(up, ns(e1));
     down = std::min(down, ns(e2));
@@ -99,7 +105,8 @@ std::pair<double, double> pinned_gbps(clf::Device& device, size_t bytes, int rep
 // transfer time that a streamed host->host run of the same bytes cannot beat.
 double overlapped_transfer_ms(clf::Device& device, size_t bytes, int reps) {
   cl::CommandQueue up(device.context(), device.device()), down(device.context(), device.device());
-  cl::Buffer pin_a(device.context(), CL_MEM_ALLOC_HOST_PTR, bytes), pin_b(device.context(), CL_MEM_ALLOC_HOST_PTR, bytes);
+  cl::Buffer pin_a(device.context(), CL_MEM_ALLOC_HOST_PTR, bytes),
+      pin_b(device.context(), CL_MEM_ALLOC_HOST_PTR, bytes);
   void* a = up.enqueueMapBuffer(pin_a, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes);
   void* b = down.enqueueMapBuffer(pin_b, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes);
   auto da = device.alloc(bytes, "bench overlap a"), db = device.alloc(bytes, "bench overlap b");
@@ -129,7 +136,8 @@ struct CommandCosts {
   double kernel_us, write_us, round_trip_us, set_arg_us;
 };
 CommandCosts command_costs(clf::Device& device) {
-  auto program = device.build("bench_nop", "__kernel void bench_nop(__global int* a) { if (a[0] == 12345) a[0] = 0; }", "");
+  auto program = device.build(
+      "bench_nop", "__kernel void bench_nop(__global int* a) { if (a[0] == 12345) a[0] = 0; }", "");
   auto kernel = device.kernel(program, "bench_nop");
   auto buf = device.alloc(4096, "bench nop");
   kernel.setArg(0, buf.get());
@@ -145,13 +153,19 @@ CommandCosts command_costs(clf::Device& device) {
       const auto t0 = Clock::now();
       issue();
       q.finish();
-      best = std::min(best, std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / n);
+      best =
+          std::min(best, std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / n);
     }
     return best;
   };
   CommandCosts c;
-  c.kernel_us = per([&] { for (int i = 0; i < n; ++i) q.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(64), cl::NullRange); });
-  c.write_us = per([&] { for (int i = 0; i < n; ++i) q.enqueueWriteBuffer(buf.get(), CL_FALSE, 0, 4096, host); });
+  c.kernel_us = per([&] {
+    for (int i = 0; i < n; ++i)
+      q.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(64), cl::NullRange);
+  });
+  c.write_us = per([&] {
+    for (int i = 0; i < n; ++i) q.enqueueWriteBuffer(buf.get(), CL_FALSE, 0, 4096, host);
+  });
   c.round_trip_us = per([&] {
     for (int i = 0; i < n; ++i) {
       q.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(64), cl::NullRange);
@@ -187,14 +201,24 @@ clf::Image make_image(clf::Device& device, int w, int h, int c, clf::PixelType t
 std::pair<double, double> opencv_ms(const std::string& spec, const clf::Image& in, int reps) {
   const auto parsed = clf::parse_filter_spec(spec);
   if (in.type() == clf::PixelType::f16 || spec.find('+') != std::string::npos) return {0, 0};
-  const int depth = in.type() == clf::PixelType::u8 ? CV_8U : in.type() == clf::PixelType::u16 ? CV_16U : CV_32F;
-  const cv::Mat src(in.height(), in.width(), CV_MAKETYPE(depth, in.channels()), const_cast<std::byte*>(in.data()));
+  const int depth = in.type() == clf::PixelType::u8    ? CV_8U
+                    : in.type() == clf::PixelType::u16 ? CV_16U
+                                                       : CV_32F;
+  const cv::Mat src(in.height(), in.width(), CV_MAKETYPE(depth, in.channels()),
+                    const_cast<std::byte*>(in.data()));
   std::function<void(cv::InputArray, cv::OutputArray)> run;
-  auto param = [&](const char* k, const char* d) { return parsed.params.count(k) ? parsed.params.at(k) : std::string(d); };
+  auto param = [&](const char* k, const char* d) {
+    return parsed.params.count(k) ? parsed.params.at(k) : std::string(d);
+  };
   if (parsed.name == "sobel" && param("mode", "magnitude") == "x")
-    run = [&](cv::InputArray a, cv::OutputArray b) { cv::Sobel(a, b, -1, std::stoi(param("dx", "1")), 0, std::stoi(param("ksize", "3"))); };
+    run = [&](cv::InputArray a, cv::OutputArray b) {
+      cv::Sobel(a, b, -1, std::stoi(param("dx", "1")), 0, std::stoi(param("ksize", "3")));
+    };
   else if (parsed.name == "gaussian")
-    run = [&](cv::InputArray a, cv::OutputArray b) { const double s = std::stod(param("sigma", "1")); cv::GaussianBlur(a, b, cv::Size(0, 0), s, s); };
+    run = [&](cv::InputArray a, cv::OutputArray b) {
+      const double s = std::stod(param("sigma", "1"));
+      cv::GaussianBlur(a, b, cv::Size(0, 0), s, s);
+    };
   else if (parsed.name == "box") {
     const int n = 2 * std::stoi(param("radius", "1")) + 1;
     run = [=](cv::InputArray a, cv::OutputArray b) { cv::boxFilter(a, b, -1, cv::Size(n, n)); };
@@ -251,6 +275,7 @@ clf::PixelType parse_type(const std::string& t) {
 
 int main(int argc, char** argv) try {
   int width = 3840, height = 2160, channels = 1, reps = 5;
+  const clf::Environment env = clf::read_environment();
   std::string device_sel, json_path, trace_path, type_name = "f32";
   std::vector<std::string> filters;
   bool smoke = false, pageable = false, scale = false;
@@ -265,27 +290,46 @@ int main(int argc, char** argv) try {
     if (a == "--size") {
       if (std::sscanf(next().c_str(), "%dx%d", &width, &height) != 2 || width < 1 || height < 1)
         throw clf::Error(clf::ErrorKind::usage, "--size expects WxH");
-    } else if (a == "--channels") channels = std::stoi(next());
-    else if (a == "--type") type_name = next();
-    else if (a == "--reps") reps = std::max(1, std::stoi(next()));
-    else if (a == "--device") device_sel = next();
-    else if (a == "--filter") filters.push_back(next());
-    else if (a == "--json") json_path = next();
-    else if (a == "--trace") trace_path = next();  // streamed run of the first filter, default variant
-    else if (a == "--smoke") smoke = true;
-    else if (a == "--pageable") pageable = true;
-    else if (a == "--scale") scale = true;  // 1 to 64 MPix: time per pixel and device memory
-    else if (a == "--strip-rows") strip_rows = std::max(0, std::stoi(next()));
-    else if (a == "--slots") slots = std::max(1, std::stoi(next()));
-    else if (a == "--batch") batch = std::max(1, std::stoi(next()));  // N images over the devices
-    else if (a == "--jobs") jobs_per_device = std::max(1, std::stoi(next()));
+    } else if (a == "--channels")
+      channels = std::stoi(next());
+    else if (a == "--type")
+      type_name = next();
+    else if (a == "--reps")
+      reps = std::max(1, std::stoi(next()));
+    else if (a == "--device")
+      device_sel = next();
+    else if (a == "--filter")
+      filters.push_back(next());
+    else if (a == "--json")
+      json_path = next();
+    else if (a == "--trace")
+      trace_path = next();  // streamed run of the first filter, default variant
+    else if (a == "--smoke")
+      smoke = true;
+    else if (a == "--pageable")
+      pageable = true;
+    else if (a == "--scale")
+      scale = true;  // 1 to 64 MPix: time per pixel and device memory
+    else if (a == "--strip-rows")
+      strip_rows = std::max(0, std::stoi(next()));
+    else if (a == "--slots")
+      slots = std::max(1, std::stoi(next()));
+    else if (a == "--batch")
+      batch = std::max(1, std::stoi(next()));  // N images over the devices
+    else if (a == "--jobs")
+      jobs_per_device = std::max(1, std::stoi(next()));
     else if (a == "-h" || a == "--help") {
-      std::cout << "usage: clfilter-bench [--size WxH] [--channels C] [--type f32|u8|u16|f16] [--reps N]\n"
-                   "                      [--device SEL] [--filter SPEC ...] [--json FILE] [--trace FILE]\n"
-                   "                      [--strip-rows N] [--slots N] [--pageable] [--scale] [--smoke]\n"
-                   "       clfilter-bench --batch N [--jobs J] [--device all|SEL,SEL...] [--size WxH] ...\n";
+      std::cout
+          << "usage: clfilter-bench [--size WxH] [--channels C] [--type f32|u8|u16|f16] [--reps "
+             "N]\n"
+             "                      [--device SEL] [--filter SPEC ...] [--json FILE] [--trace "
+             "FILE]\n"
+             "                      [--strip-rows N] [--slots N] [--pageable] [--scale] [--smoke]\n"
+             "       clfilter-bench --batch N [--jobs J] [--device all|SEL,SEL...] [--size WxH] "
+             "...\n";
       return 0;
-    } else throw clf::Error(clf::ErrorKind::usage, "unknown option '" + a + "'");
+    } else
+      throw clf::Error(clf::ErrorKind::usage, "unknown option '" + a + "'");
   }
   if (smoke) width = 256, height = 128, reps = 1;
   if (batch) {
@@ -297,14 +341,18 @@ int main(int argc, char** argv) try {
   }
   if (scale) {
     // Streamed wall time and peak device memory from 1 to 64 MPix (square images), first filter.
-    auto device = clf::Device::open(device_sel);
-    clf::Registry registry;
+    auto device =
+        clf::Device::open(device_sel.empty() ? env.device : device_sel, env.device_options());
+    clf::Registry registry(env.plugin_path);
     const std::string spec = filters.empty() ? "sobel:mode=x" : filters.front();
-    std::printf("device: %s\nscale: %s, streamed host->host, best of %d\n%10s %8s %10s %11s %10s %8s %16s\n",
-                device->info().label().c_str(), spec.c_str(), reps, "size", "MPix", "wall ms", "ns / pixel",
-                "bare ms", "vs bare", "device peak MiB");
+    std::printf(
+        "device: %s\nscale: %s, streamed host->host, best of %d\n%10s %8s %10s %11s %10s %8s "
+        "%16s\n",
+        device->info().label().c_str(), spec.c_str(), reps, "size", "MPix", "wall ms", "ns / pixel",
+        "bare ms", "vs bare", "device peak MiB");
     for (int side : {1024, 2048, 4096, 8192}) {
-      const clf::Image img = make_image(*device, side, side, channels, parse_type(type_name), !pageable);
+      const clf::Image img =
+          make_image(*device, side, side, channels, parse_type(type_name), !pageable);
       clf::Image out = device->pinned_image(side, side, channels, img.type());
       clf::Pipeline pipeline(device);
       add_chain(pipeline, registry, spec);
@@ -318,7 +366,8 @@ int main(int argc, char** argv) try {
         if (r > 0) best = std::min(best, st.wall_ms);
         peak = std::max(peak, st.device_bytes_peak);
       }
-      const double px = double(side) * side, bare = overlapped_transfer_ms(*device, img.byte_size(), reps);
+      const double px = double(side) * side,
+                   bare = overlapped_transfer_ms(*device, img.byte_size(), reps);
       std::printf("%5dx%-5d %7.1f %10.3f %11.3f %10.3f %7.2fx %16.1f\n", side, side, px / 1e6, best,
                   best * 1e6 / px, bare, best / bare, peak / 1048576.0);
     }
@@ -330,10 +379,12 @@ int main(int argc, char** argv) try {
                "convolve:kernel=1,2,3,4,5,4,3,2,1;2,1,0,1,2,1,0,1,2;3,0,-9,0,3,0,-9,0,3;"
                "4,1,0,1,4,1,0,1,4;5,2,3,2,-5,2,3,2,5;4,1,0,1,4,1,0,1,4;3,0,-9,0,3,0,-9,0,3;"
                "2,1,0,1,2,1,0,1,2;1,2,3,4,5,4,3,2,-1"};
-  auto device = clf::Device::open(device_sel);
-  clf::Registry registry;
+  auto device =
+      clf::Device::open(device_sel.empty() ? env.device : device_sel, env.device_options());
+  clf::Registry registry(env.plugin_path);
   // Pinned, as clfilter's CLI allocates them (--pageable measures ordinary heap images).
-  const clf::Image in = make_image(*device, width, height, channels, parse_type(type_name), !pageable);
+  const clf::Image in =
+      make_image(*device, width, height, channels, parse_type(type_name), !pageable);
   const double mpix = double(width) * height / 1e6;
   std::printf("device: %s\nimage: %dx%d, %d channel(s), %s, %s host memory; best of %d\n",
               device->info().label().c_str(), width, height, channels, type_name.c_str(),
@@ -344,12 +395,14 @@ int main(int argc, char** argv) try {
   const auto [h2d, d2h] = pinned_gbps(*device, in.byte_size(), reps);
   const double both_ms = overlapped_transfer_ms(*device, in.byte_size(), reps);
   const CommandCosts costs = command_costs(*device);
-  std::printf("limits: copy kernel %.1f GB/s (%.1f MPix/s at 8 B/px f32), pinned H2D %.1f GB/s, D2H %.1f GB/s;\n"
-              "        upload + download of the image at once (bare overlapped transfer) %.2f ms;\n"
-              "        per command: empty kernel %.1f us, 4 KiB write %.1f us, kernel + finish %.1f us, "
-              "set argument %.2f us\n",
-              copy, copy * 1e3 / 8, h2d, d2h, both_ms, costs.kernel_us, costs.write_us, costs.round_trip_us,
-              costs.set_arg_us);
+  std::printf(
+      "limits: copy kernel %.1f GB/s (%.1f MPix/s at 8 B/px f32), pinned H2D %.1f GB/s, D2H %.1f "
+      "GB/s;\n"
+      "        upload + download of the image at once (bare overlapped transfer) %.2f ms;\n"
+      "        per command: empty kernel %.1f us, 4 KiB write %.1f us, kernel + finish %.1f us, "
+      "set argument %.2f us\n",
+      copy, copy * 1e3 / 8, h2d, d2h, both_ms, costs.kernel_us, costs.write_us, costs.round_trip_us,
+      costs.set_arg_us);
 
   std::vector<Row> rows;
   struct Versus {
@@ -367,7 +420,8 @@ int main(int argc, char** argv) try {
       std::string label = spec;
       add_chain(pipeline, registry, spec);
       const auto parsed = clf::parse_filter_spec(spec);
-      if (pipeline.size() > 1) label = "chain of " + std::to_string(pipeline.size());
+      if (pipeline.size() > 1)
+        label = "chain of " + std::to_string(pipeline.size());
       else if (parsed.params.count("kernel")) {
         const auto m = clf::parse_matrix(parsed.params.at("kernel"), "kernel");
         label = parsed.name + " " + std::to_string(m.cols) + "x" + std::to_string(m.rows);
@@ -396,13 +450,15 @@ int main(int argc, char** argv) try {
           auto st = pipeline.run(in, out, o);
           if (r > 0 && st.wall_ms < best) {
             best = st.wall_ms;
-            if (queues == 3) row.issue_us = 1e3 * st.host_enqueue_ms / st.strips, row.strips = st.strips;
+            if (queues == 3)
+              row.issue_us = 1e3 * st.host_enqueue_ms / st.strips, row.strips = st.strips;
           }
         }
         o.profile = true;
         const auto st = pipeline.run(in, out, o);
         overlap = st.overlap_ratio();
-        if (queues == 3 && !trace_path.empty() && spec == filters.front() && variant == base.variant)
+        if (queues == 3 && !trace_path.empty() && spec == filters.front() &&
+            variant == base.variant)
           clf::write_trace_json(st, trace_path);
         (queues == 3 ? row.stream3_ms : row.stream1_ms) = best;
         (queues == 3 ? row.overlap3 : row.overlap1) = overlap;
@@ -418,37 +474,40 @@ int main(int argc, char** argv) try {
     }
   device->set_tuning(base);
 
-  std::printf("\n%-26s %-7s %10s %14s %8s %11s %8s %8s %11s %8s %14s\n", "filter", "variant", "kernel ms",
-              "kernel MPix/s", "vs copy", "stream3 ms", "vs bare", "overlap", "stream1 ms", "1 vs 3",
-              "strips, us each");
+  std::printf("\n%-26s %-7s %10s %14s %8s %11s %8s %8s %11s %8s %14s\n", "filter", "variant",
+              "kernel ms", "kernel MPix/s", "vs copy", "stream3 ms", "vs bare", "overlap",
+              "stream1 ms", "1 vs 3", "strips, us each");
   for (const auto& r : rows)
-    std::printf("%-26s %-7s %10.3f %14.1f %7.0f%% %11.2f %7.2fx %8.2f %11.2f %7.2fx %5d x %6.1f\n", r.filter.c_str(),
-                r.variant.c_str(), r.kernel_ms, r.kernel_mpix_s, 100 * r.kernel_mpix_s / (copy * 1e3 / 8),
-                r.stream3_ms, r.stream3_ms / both_ms, r.overlap3, r.stream1_ms, r.stream1_ms / r.stream3_ms,
-                r.strips, r.issue_us);
+    std::printf("%-26s %-7s %10.3f %14.1f %7.0f%% %11.2f %7.2fx %8.2f %11.2f %7.2fx %5d x %6.1f\n",
+                r.filter.c_str(), r.variant.c_str(), r.kernel_ms, r.kernel_mpix_s,
+                100 * r.kernel_mpix_s / (copy * 1e3 / 8), r.stream3_ms, r.stream3_ms / both_ms,
+                r.overlap3, r.stream1_ms, r.stream1_ms / r.stream3_ms, r.strips, r.issue_us);
   if (!versus.empty()) {
-    std::printf("\nside by side, host image -> host image (OpenCV UMat: data already on its device)\n"
-                "%-26s %14s %16s %8s %17s\n", "filter", "clfilter MPix/s", "OpenCV CPU MPix/s",
-                "ratio", "OpenCV UMat MPix/s");
+    std::printf(
+        "\nside by side, host image -> host image (OpenCV UMat: data already on its device)\n"
+        "%-26s %14s %16s %8s %17s\n",
+        "filter", "clfilter MPix/s", "OpenCV CPU MPix/s", "ratio", "OpenCV UMat MPix/s");
     for (const auto& v : versus)
-      std::printf("%-26s %14.1f %16.1f %7.2fx %17.1f\n", v.filter.c_str(), mpix / (v.clfilter_ms / 1e3),
-                  mpix / (v.opencv_cpu_ms / 1e3), v.opencv_cpu_ms / v.clfilter_ms,
+      std::printf("%-26s %14.1f %16.1f %7.2fx %17.1f\n", v.filter.c_str(),
+                  mpix / (v.clfilter_ms / 1e3), mpix / (v.opencv_cpu_ms / 1e3),
+                  v.opencv_cpu_ms / v.clfilter_ms,
                   v.opencv_ocl_ms > 0 ? mpix / (v.opencv_ocl_ms / 1e3) : 0.0);
   }
   if (!json_path.empty()) {
     std::ofstream j(json_path);
-    j << "{\"device\":\"" << device->info().name << "\",\"width\":" << width << ",\"height\":" << height
-      << ",\"channels\":" << channels << ",\"type\":\"" << type_name << "\",\"copy_gbps\":" << copy
-      << ",\"h2d_gbps\":" << h2d << ",\"d2h_gbps\":" << d2h << ",\"overlapped_transfer_ms\":" << both_ms
-      << ",\"command_kernel_us\":" << costs.kernel_us << ",\"command_write_us\":" << costs.write_us
-      << ",\"round_trip_us\":" << costs.round_trip_us << ",\"set_arg_us\":" << costs.set_arg_us
-      << ",\"rows\":[";
+    j << "{\"device\":\"" << device->info().name << "\",\"width\":" << width
+      << ",\"height\":" << height << ",\"channels\":" << channels << ",\"type\":\"" << type_name
+      << "\",\"copy_gbps\":" << copy << ",\"h2d_gbps\":" << h2d << ",\"d2h_gbps\":" << d2h
+      << ",\"overlapped_transfer_ms\":" << both_ms << ",\"command_kernel_us\":" << costs.kernel_us
+      << ",\"command_write_us\":" << costs.write_us << ",\"round_trip_us\":" << costs.round_trip_us
+      << ",\"set_arg_us\":" << costs.set_arg_us << ",\"rows\":[";
     for (size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i];
       j << (i ? "," : "") << "{\"filter\":\"" << r.filter << "\",\"variant\":\"" << r.variant
         << "\",\"kernel_ms\":" << r.kernel_ms << ",\"kernel_mpix_s\":" << r.kernel_mpix_s
-        << ",\"stream3_ms\":" << r.stream3_ms << ",\"overlap3\":" << r.overlap3 << ",\"stream1_ms\":" << r.stream1_ms
-        << ",\"overlap1\":" << r.overlap1 << ",\"strips\":" << r.strips << ",\"issue_us_per_strip\":" << r.issue_us << "}";
+        << ",\"stream3_ms\":" << r.stream3_ms << ",\"overlap3\":" << r.overlap3
+        << ",\"stream1_ms\":" << r.stream1_ms << ",\"overlap1\":" << r.overlap1
+        << ",\"strips\":" << r.strips << ",\"issue_us_per_strip\":" << r.issue_us << "}";
     }
     j << "]}\n";
   }

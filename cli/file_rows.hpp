@@ -14,8 +14,9 @@
 namespace clf {
 
 // The first subimage of a file. u8/u16/half/float files keep their type; others are read as f32.
-// The constructor checks what can be checked without pixels (missing file, JPEG metadata OpenImageIO
-// would misread, volumes, sizes past the format limits) and throws Error(io) naming the file.
+// The constructor checks what can be checked without pixels (missing file, JPEG metadata
+// OpenImageIO would misread, volumes, sizes past the format limits) and throws Error(io) naming the
+// file.
 class FileRowSource final : public RowSource {
  public:
   FileRowSource(const std::string& path, const std::atomic<bool>* cancel = nullptr);

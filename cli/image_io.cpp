@@ -1,9 +1,9 @@
 // Image files through OpenImageIO: type mapping, size checks, atomic writes.
 #include "image_io.hpp"
 
+#include <OpenImageIO/imagebuf.h>
 #include <unistd.h>
 
-#include <OpenImageIO/imagebuf.h>
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -27,10 +27,14 @@ PixelType pixel_type_of(const OIIO::TypeDesc& format, bool mixed) {
 
 OIIO::TypeDesc type_desc(PixelType type) {
   switch (type) {
-    case PixelType::u8: return OIIO::TypeDesc::UINT8;
-    case PixelType::u16: return OIIO::TypeDesc::UINT16;
-    case PixelType::f16: return OIIO::TypeDesc::HALF;
-    case PixelType::f32: return OIIO::TypeDesc::FLOAT;
+    case PixelType::u8:
+      return OIIO::TypeDesc::UINT8;
+    case PixelType::u16:
+      return OIIO::TypeDesc::UINT16;
+    case PixelType::f16:
+      return OIIO::TypeDesc::HALF;
+    case PixelType::f32:
+      return OIIO::TypeDesc::FLOAT;
   }
   return OIIO::TypeDesc::FLOAT;
 }
@@ -64,7 +68,8 @@ std::vector<std::string> lost_in_output(OIIO::ImageInput& in, const std::string&
                    " parts (subimages); only the first is filtered and written");
   if (spec.tile_width > 0) {  // MIP levels exist only in tiled files: only those are asked
     if (in.seek_subimage(0, 1))
-      lost.push_back("'" + path + "' has MIP levels; only the full-resolution level is filtered and written");
+      lost.push_back("'" + path +
+                     "' has MIP levels; only the full-resolution level is filtered and written");
     in.geterror();  // a failed seek past the last level is not an error of the file
     in.seek_subimage(0, 0);
   }
@@ -72,9 +77,10 @@ std::vector<std::string> lost_in_output(OIIO::ImageInput& in, const std::string&
   if (formats.empty()) formats.push_back(spec.format);
   for (const auto& f : formats)
     if (!exact_in_float(f)) {
-      lost.push_back("'" + path + "': " + std::string(f.c_str()) +
-                     " pixels are filtered in 32-bit float (24-bit precision) and written back as " +
-                     f.c_str());
+      lost.push_back(
+          "'" + path + "': " + std::string(f.c_str()) +
+          " pixels are filtered in 32-bit float (24-bit precision) and written back as " +
+          f.c_str());
       break;
     }
   return lost;
@@ -84,19 +90,24 @@ FileRowSource::FileRowSource(const std::string& path, const std::atomic<bool>* c
     : path_(path), cancel_(cancel) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(ErrorKind::io, "cannot read '" + path + "': no such file");
-  if (fs::is_directory(path, ec)) throw Error(ErrorKind::io, "cannot read '" + path + "': it is a directory");
+  if (fs::is_directory(path, ec))
+    throw Error(ErrorKind::io, "cannot read '" + path + "': it is a directory");
   const std::string jpeg_problem = jpeg_metadata_problem(path);
-  if (!jpeg_problem.empty()) throw Error(ErrorKind::io, "cannot read '" + path + "': " + jpeg_problem);
+  if (!jpeg_problem.empty())
+    throw Error(ErrorKind::io, "cannot read '" + path + "': " + jpeg_problem);
   in_ = OIIO::ImageInput::open(path);
   if (!in_) throw Error(ErrorKind::io, "cannot read '" + path + "': " + clean(OIIO::geterror()));
   warnings_ = lost_in_output(*in_, path);
   spec_ = in_->spec();
   const std::string what = "cannot read '" + path + "'";
   if (spec_.depth > 1)
-    throw Error(ErrorKind::io, what + ": volume images (depth " + std::to_string(spec_.depth) + ") are not supported");
-  shape_ = {spec_.width, spec_.height, spec_.nchannels, pixel_type_of(spec_.format, !spec_.channelformats.empty())};
+    throw Error(ErrorKind::io, what + ": volume images (depth " + std::to_string(spec_.depth) +
+                                   ") are not supported");
+  shape_ = {spec_.width, spec_.height, spec_.nchannels,
+            pixel_type_of(spec_.format, !spec_.channelformats.empty())};
   try {  // sizes past the format limits, before any buffer is sized by them
-    checked_image_bytes(shape_.width, shape_.height, shape_.channels, pixel_type_size(shape_.type), what);
+    checked_image_bytes(shape_.width, shape_.height, shape_.channels, pixel_type_size(shape_.type),
+                        what);
   } catch (const Error& e) {
     throw Error(ErrorKind::io, e.what());
   }
@@ -110,12 +121,14 @@ void FileRowSource::decode(int begin, int end, std::byte* rows) {
   check_cancel(cancel_, "reading '" + path_ + "'");
   const auto& s = spec_;
   const OIIO::TypeDesc type = type_desc(shape_.type);
-  const bool ok = s.tile_width > 0
-                      ? in_->read_tiles(0, 0, s.x, s.x + s.width, s.y + begin, s.y + end, s.z, s.z + 1, 0,
-                                        s.nchannels, type, rows)
-                      : in_->read_scanlines(0, 0, s.y + begin, s.y + end, s.z, 0, s.nchannels, type, rows);
+  const bool ok =
+      s.tile_width > 0
+          ? in_->read_tiles(0, 0, s.x, s.x + s.width, s.y + begin, s.y + end, s.z, s.z + 1, 0,
+                            s.nchannels, type, rows)
+          : in_->read_scanlines(0, 0, s.y + begin, s.y + end, s.z, 0, s.nchannels, type, rows);
   const std::string problem = in_->geterror();
-  if (!ok || !problem.empty()) throw Error(ErrorKind::io, "cannot read '" + path_ + "': " + clean(problem));
+  if (!ok || !problem.empty())
+    throw Error(ErrorKind::io, "cannot read '" + path_ + "': " + clean(problem));
 }
 
 void FileRowSource::discard_before(int row) {
@@ -131,8 +144,9 @@ void FileRowSource::discard_before(int row) {
 void FileRowSource::read(int begin, int end, std::byte* rows) {
   const size_t row_bytes = shape_.row_bytes();
   if (begin < kept_begin_ || begin > end || end > shape_.height)
-    throw Error(ErrorKind::usage, "reading '" + path_ + "': rows " + std::to_string(begin) + " to " +
-                                      std::to_string(end) + " asked after rows before " + std::to_string(kept_begin_) +
+    throw Error(ErrorKind::usage, "reading '" + path_ + "': rows " + std::to_string(begin) +
+                                      " to " + std::to_string(end) + " asked after rows before " +
+                                      std::to_string(kept_begin_) +
                                       " were discarded (a file source reads forward)");
   if (begin > kept_end_) discard_before(begin);
   // Decode up to `end` (whole tile rows for tiled files), in chunks of about 16 MiB so that an
@@ -147,11 +161,12 @@ void FileRowSource::read(int begin, int end, std::byte* rows) {
     decode(kept_end_, until, kept_.data() + at);
     kept_end_ = until;
   }
-  std::memcpy(rows, kept_.data() + size_t(begin - kept_begin_) * row_bytes, size_t(end - begin) * row_bytes);
+  std::memcpy(rows, kept_.data() + size_t(begin - kept_begin_) * row_bytes,
+              size_t(end - begin) * row_bytes);
 }
 
-ImageFile read_image_file(const std::string& path, const ImageAllocator& allocate, uint64_t max_bytes,
-                          const std::atomic<bool>* cancel) {
+ImageFile read_image_file(const std::string& path, const ImageAllocator& allocate,
+                          uint64_t max_bytes, const std::atomic<bool>* cancel) {
   FileRowSource source(path, cancel);
   ImageFile file;
   file.spec = source.spec();
@@ -163,16 +178,18 @@ ImageFile read_image_file(const std::string& path, const ImageAllocator& allocat
   const uint64_t memory = uint64_t(::sysconf(_SC_PHYS_PAGES)) * uint64_t(::sysconf(_SC_PAGE_SIZE));
   const uint64_t limit = max_bytes ? max_bytes : memory / 2;
   if (limit && bytes > limit)
-    throw Error(ErrorKind::io, "cannot read '" + path + "': a " + std::to_string(shape.width) + "x" +
-                                   std::to_string(shape.height) + "x" + std::to_string(shape.channels) +
-                                   " image needs " + std::to_string(bytes >> 20) + " MiB, more than " +
-                                   (max_bytes ? "the limit of " + std::to_string(max_bytes >> 20) + " MiB"
-                                              : "half this machine's " + std::to_string(memory >> 20) + " MiB") +
-                                   "; the image is too large");
+    throw Error(ErrorKind::io,
+                "cannot read '" + path + "': a " + std::to_string(shape.width) + "x" +
+                    std::to_string(shape.height) + "x" + std::to_string(shape.channels) +
+                    " image needs " + std::to_string(bytes >> 20) + " MiB, more than " +
+                    (max_bytes ? "the limit of " + std::to_string(max_bytes >> 20) + " MiB"
+                               : "half this machine's " + std::to_string(memory >> 20) + " MiB") +
+                    "; the image is too large");
   // Decode the first rows (about 1 MiB) before committing memory to the whole image: a header that
   // lies (57 bytes claiming 11 GB of pixels) must cost an error, not 11 GB of pinned memory.
   const size_t row_bytes = shape.row_bytes();
-  const int head_rows = int(std::min<int64_t>(shape.height, std::max<int64_t>(1, int64_t((size_t(1) << 20) / row_bytes))));
+  const int head_rows = int(std::min<int64_t>(
+      shape.height, std::max<int64_t>(1, int64_t((size_t(1) << 20) / row_bytes))));
   std::vector<std::byte> head(size_t(head_rows) * row_bytes);
   source.read(0, head_rows, head.data());
   if (allocate) {
@@ -180,8 +197,9 @@ ImageFile read_image_file(const std::string& path, const ImageAllocator& allocat
   } else {
     // Not zero-filled: every byte is decoded into below.
     auto* storage = new std::byte[bytes];
-    file.image = Image(shape.width, shape.height, shape.channels, shape.type, storage, [storage] { delete[] storage; },
-                       false);
+    file.image = Image(
+        shape.width, shape.height, shape.channels, shape.type, storage,
+        [storage] { delete[] storage; }, false);
   }
   std::memcpy(file.image.data(), head.data(), head.size());
   const int chunk_rows = std::max(1, int((size_t(16) << 20) / row_bytes));
@@ -200,10 +218,13 @@ void check_writable(const std::string& path) {
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
-    throw Error(ErrorKind::io, "cannot write '" + path + "': directory '" + dir.string() + "' does not exist");
+    throw Error(ErrorKind::io,
+                "cannot write '" + path + "': directory '" + dir.string() + "' does not exist");
   if (::access(dir.c_str(), W_OK) != 0)
-    throw Error(ErrorKind::io, "cannot write '" + path + "': directory '" + dir.string() + "' is not writable");
-  if (fs::is_directory(p, ec)) throw Error(ErrorKind::io, "cannot write '" + path + "': it is a directory");
+    throw Error(ErrorKind::io,
+                "cannot write '" + path + "': directory '" + dir.string() + "' is not writable");
+  if (fs::is_directory(p, ec))
+    throw Error(ErrorKind::io, "cannot write '" + path + "': it is a directory");
 }
 
 FileRowSink::FileRowSink(const std::string& path, const OIIO::ImageSpec& spec, PixelType type,
@@ -218,7 +239,8 @@ FileRowSink::FileRowSink(const std::string& path, const OIIO::ImageSpec& spec, P
   if (!out_) throw Error(ErrorKind::io, "cannot write '" + path + "': " + clean(OIIO::geterror()));
   // The input's spec as it is: data window inside the display window, channel names, metadata, and
   // its pixel format(s), into which OpenImageIO converts the image's own type as it writes.
-  if (spec_.format == OIIO::TypeDesc::UNKNOWN) spec_.set_format(type_desc(type));  // no file behind it
+  if (spec_.format == OIIO::TypeDesc::UNKNOWN)
+    spec_.set_format(type_desc(type));  // no file behind it
   if (spec_.tile_width > 0 && spec_.tile_height > 0 && out_->supports("tiles")) {
     tile_rows_ = spec_.tile_height;
   } else {
@@ -227,14 +249,17 @@ FileRowSink::FileRowSink(const std::string& path, const OIIO::ImageSpec& spec, P
   row_bytes_ = size_t(spec_.width) * size_t(spec_.nchannels) * pixel_type_size(type);
   if (!out_->open(tmp_.string(), spec_)) fail(clean(out_->geterror()));
   // Encoders that compress the image as a whole: OpenImageIO's writers for these formats gather
-  // every scanline (libwebp, libheif, OpenJPEG, libjxl, the GIF and SGI writers) and encode at close.
-  static const char* const whole_image_formats[] = {"webp", "heif", "jpeg2000", "jpegxl", "gif", "sgi"};
+  // every scanline (libwebp, libheif, OpenJPEG, libjxl, the GIF and SGI writers) and encode at
+  // close.
+  static const char* const whole_image_formats[] = {"webp",   "heif", "jpeg2000",
+                                                    "jpegxl", "gif",  "sgi"};
   const std::string format = out_->format_name();
   for (const char* name : whole_image_formats)
     if (format == name)
-      whole_image_note_ = "'" + path + "': the " + format + " encoder holds the whole image (" +
-                          std::to_string((uint64_t(row_bytes_) * uint64_t(spec_.height)) >> 20) +
-                          " MiB) and encodes it when the last strip lands; memory is the image, not a few strips";
+      whole_image_note_ =
+          "'" + path + "': the " + format + " encoder holds the whole image (" +
+          std::to_string((uint64_t(row_bytes_) * uint64_t(spec_.height)) >> 20) +
+          " MiB) and encodes it when the last strip lands; memory is the image, not a few strips";
 }
 
 FileRowSink::~FileRowSink() {
@@ -254,8 +279,9 @@ void FileRowSink::fail(const std::string& why) {
 
 void FileRowSink::write(int begin, int end, const std::byte* rows) {
   if (begin != written_ || end < begin || end > spec_.height)
-    throw Error(ErrorKind::usage, "writing '" + path_ + "': rows " + std::to_string(begin) + " to " +
-                                      std::to_string(end) + " after " + std::to_string(written_) +
+    throw Error(ErrorKind::usage, "writing '" + path_ + "': rows " + std::to_string(begin) +
+                                      " to " + std::to_string(end) + " after " +
+                                      std::to_string(written_) +
                                       " written (rows go in order, once)");
   const OIIO::TypeDesc type = type_desc(type_);
   const int chunk = std::max(1, int((size_t(16) << 20) / row_bytes_));
@@ -263,7 +289,8 @@ void FileRowSink::write(int begin, int end, const std::byte* rows) {
     check_cancel(cancel_, "writing '" + path_ + "'");
     if (tile_rows_ == 0) {  // scanlines, in chunks so an interrupt is seen within one
       const int until = std::min(end, y + chunk);
-      if (!out_->write_scanlines(spec_.y + y, spec_.y + until, spec_.z, type, rows + size_t(y - begin) * row_bytes_))
+      if (!out_->write_scanlines(spec_.y + y, spec_.y + until, spec_.z, type,
+                                 rows + size_t(y - begin) * row_bytes_))
         fail(clean(out_->geterror()));
       y = until;
       continue;
@@ -273,8 +300,8 @@ void FileRowSink::write(int begin, int end, const std::byte* rows) {
     const int band_height = std::min(tile_rows_, spec_.height - band_begin_);
     const int take = std::min(end - y, band_height - band_rows_);
     band_.resize(size_t(band_height) * row_bytes_);
-    std::memcpy(band_.data() + size_t(band_rows_) * row_bytes_, rows + size_t(y - begin) * row_bytes_,
-                size_t(take) * row_bytes_);
+    std::memcpy(band_.data() + size_t(band_rows_) * row_bytes_,
+                rows + size_t(y - begin) * row_bytes_, size_t(take) * row_bytes_);
     band_rows_ += take;
     y += take;
     if (band_rows_ == band_height) flush_band();
@@ -284,15 +311,16 @@ void FileRowSink::write(int begin, int end, const std::byte* rows) {
 
 void FileRowSink::flush_band() {
   const auto& s = spec_;
-  if (!out_->write_tiles(s.x, s.x + s.width, s.y + band_begin_, s.y + band_begin_ + band_rows_, s.z, s.z + 1,
-                         type_desc(type_), band_.data()))
+  if (!out_->write_tiles(s.x, s.x + s.width, s.y + band_begin_, s.y + band_begin_ + band_rows_, s.z,
+                         s.z + 1, type_desc(type_), band_.data()))
     fail(clean(out_->geterror()));
   band_rows_ = 0;
 }
 
 void FileRowSink::commit() {
   if (written_ != spec_.height)
-    fail("only " + std::to_string(written_) + " of " + std::to_string(spec_.height) + " rows were written");
+    fail("only " + std::to_string(written_) + " of " + std::to_string(spec_.height) +
+         " rows were written");
   if (!out_->close()) fail(clean(out_->geterror()));
   out_.reset();
   if (cancel_ && cancel_->load()) {
@@ -309,11 +337,13 @@ void FileRowSink::commit() {
 
 void write_image_file(const std::string& path, const Image& image, const OIIO::ImageSpec& in_spec,
                       const std::atomic<bool>* cancel) {
-  if (in_spec.width != image.width() || in_spec.height != image.height() || in_spec.nchannels != image.channels())
-    throw Error(ErrorKind::io, "cannot write '" + path + "': the image is " + std::to_string(image.width()) + "x" +
-                                   std::to_string(image.height()) + "x" + std::to_string(image.channels()) +
-                                   ", its spec says " + std::to_string(in_spec.width) + "x" +
-                                   std::to_string(in_spec.height) + "x" + std::to_string(in_spec.nchannels));
+  if (in_spec.width != image.width() || in_spec.height != image.height() ||
+      in_spec.nchannels != image.channels())
+    throw Error(ErrorKind::io,
+                "cannot write '" + path + "': the image is " + std::to_string(image.width()) + "x" +
+                    std::to_string(image.height()) + "x" + std::to_string(image.channels()) +
+                    ", its spec says " + std::to_string(in_spec.width) + "x" +
+                    std::to_string(in_spec.height) + "x" + std::to_string(in_spec.nchannels));
   FileRowSink sink(path, in_spec, image.type(), cancel);
   sink.write(0, image.height(), image.data());
   sink.commit();

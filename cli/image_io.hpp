@@ -1,4 +1,5 @@
-// clf_io: image files <-> clf::Image through OpenImageIO, with writes that never leave a partial file.
+// clf_io: image files <-> clf::Image through OpenImageIO, with writes that never leave a partial
+// file.
 #pragma once
 #include <OpenImageIO/imageio.h>
 
@@ -14,7 +15,8 @@ namespace clf {
 
 struct ImageFile {
   Image image;
-  OIIO::ImageSpec spec;  // the file's spec: data and display windows, channel names, metadata, formats
+  OIIO::ImageSpec
+      spec;  // the file's spec: data and display windows, channel names, metadata, formats
   // What the file holds that the output cannot keep, one sentence each naming the file: parts
   // (subimages) and MIP levels after the first, pixel types that lose precision in float.
   std::vector<std::string> warnings;
@@ -28,8 +30,8 @@ struct ImageFile {
 // from it); default: heap. `cancel` is checked between chunks of rows: set, the read stops with
 // Error(cancelled).
 using ImageAllocator = std::function<Image(int width, int height, int channels, PixelType type)>;
-ImageFile read_image_file(const std::string& path, const ImageAllocator& allocate = {}, uint64_t max_bytes = 0,
-                          const std::atomic<bool>* cancel = nullptr);
+ImageFile read_image_file(const std::string& path, const ImageAllocator& allocate = {},
+                          uint64_t max_bytes = 0, const std::atomic<bool>* cancel = nullptr);
 
 // Throws Error(io) when `path` cannot be written: unknown format, missing or read-only directory.
 void check_writable(const std::string& path);

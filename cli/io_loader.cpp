@@ -17,15 +17,17 @@ boost::dll::shared_library* io_module_library = nullptr;
 
 const IoModule& io_module() {
   static const IoModule* io = [] {
-    // <libdir>/clfilter/plugins is the plugins' directory beside libclfilter; the module sits one up.
-    const std::filesystem::path path = std::filesystem::path(Registry::default_plugin_dir()).parent_path() /
-                                       ("libclf_io_module" + boost::dll::shared_library::suffix().string());
+    // <libdir>/clfilter/plugins is the plugins' directory beside libclfilter; the module sits one
+    // up.
+    const std::filesystem::path path =
+        std::filesystem::path(Registry::default_plugin_dir()).parent_path() /
+        ("libclf_io_module" + boost::dll::shared_library::suffix().string());
     auto library = std::make_unique<boost::dll::shared_library>();
     boost::dll::fs::error_code ec;
     library->load(path, boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local, ec);
     if (ec || !library->has("clf_io_module"))
-      throw Error(ErrorKind::io, "cannot load clfilter's image-file module '" + path.string() + "': " +
-                                     (ec ? ec.message() : "no clf_io_module symbol") +
+      throw Error(ErrorKind::io, "cannot load clfilter's image-file module '" + path.string() +
+                                     "': " + (ec ? ec.message() : "no clf_io_module symbol") +
                                      " (reinstall clfilter)");
     const IoModule* table = library->get_alias<const IoModule*()>("clf_io_module")();
     io_module_library = library.release();

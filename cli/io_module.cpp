@@ -1,10 +1,11 @@
 // clf_io_module: clf_io's file sources and sinks (OpenImageIO) behind the IoModule table, exported
 // for clfilter to load at run time.
 #define BOOST_DLL_USE_STD_FS
+#include "io_module.hpp"
+
 #include <boost/dll/alias.hpp>
 
 #include "image_io.hpp"
-#include "io_module.hpp"
 
 namespace {
 
@@ -29,7 +30,8 @@ class Output final : public clf::OutputFile {
   clf::FileRowSink file;
 };
 
-std::unique_ptr<clf::InputFile> open_input(const std::string& path, const std::atomic<bool>* cancel) {
+std::unique_ptr<clf::InputFile> open_input(const std::string& path,
+                                           const std::atomic<bool>* cancel) {
   return std::make_unique<Input>(path, cancel);
 }
 

@@ -30,7 +30,8 @@ class OutputFile : public RowSink {
 
 // Every function throws clf::Error naming the file (see file_rows.hpp for what each checks).
 struct IoModule {
-  std::unique_ptr<InputFile> (*open_input)(const std::string& path, const std::atomic<bool>* cancel);
+  std::unique_ptr<InputFile> (*open_input)(const std::string& path,
+                                           const std::atomic<bool>* cancel);
   // Writes `path` with `like`'s metadata, windows, channel names and pixel format(s).
   std::unique_ptr<OutputFile> (*open_output)(const std::string& path, const InputFile& like,
                                              const std::atomic<bool>* cancel);

@@ -34,11 +34,13 @@ Pattern find_pattern(const std::string& path) {
     }
     std::smatch m;
     const std::string rest = path.substr(i);
-    if (path[i] == '%' && std::regex_search(rest, m, printf_form, std::regex_constants::match_continuous)) {
+    if (path[i] == '%' &&
+        std::regex_search(rest, m, printf_form, std::regex_constants::match_continuous)) {
       p.at = i;
       p.length = size_t(m.length(0));
       p.digits = m[2].length() ? std::stoi(m[2].str()) : 0;
-      if (p.digits > 18) throw usage("'" + path + "': frame padding of " + m[2].str() + " digits is too wide");
+      if (p.digits > 18)
+        throw usage("'" + path + "': frame padding of " + m[2].str() + " digits is too wide");
       return p;
     }
   }
@@ -54,7 +56,8 @@ int parse_int(const std::string& text, const std::string& whole) {
     used = 0;
   }
   if (text.empty() || used != text.size())
-    throw usage("--frames '" + whole + "': '" + text + "' is not a frame number (e.g. 1-100, 1-100x2, 1,5,9)");
+    throw usage("--frames '" + whole + "': '" + text +
+                "' is not a frame number (e.g. 1-100, 1-100x2, 1,5,9)");
   return v;
 }
 
@@ -88,25 +91,29 @@ std::vector<int> parse_frames(const std::string& text) {
   return frames;
 }
 
-bool has_frame_pattern(const std::string& path) { return find_pattern(path).at != std::string::npos; }
+bool has_frame_pattern(const std::string& path) {
+  return find_pattern(path).at != std::string::npos;
+}
 
 std::string expand_frame(const std::string& pattern, int frame) {
   const Pattern p = find_pattern(pattern);
   if (p.at == std::string::npos) return pattern;
   std::string digits = std::to_string(frame < 0 ? -int64_t(frame) : int64_t(frame));
   if (int(digits.size()) < p.digits) digits.insert(0, size_t(p.digits) - digits.size(), '0');
-  return pattern.substr(0, p.at) + (frame < 0 ? "-" : "") + digits + pattern.substr(p.at + p.length);
+  return pattern.substr(0, p.at) + (frame < 0 ? "-" : "") + digits +
+         pattern.substr(p.at + p.length);
 }
 
-std::vector<FileJob> plan_jobs(const std::vector<std::string>& positional, const std::string& output_dir,
-                               const std::string& frames) {
+std::vector<FileJob> plan_jobs(const std::vector<std::string>& positional,
+                               const std::string& output_dir, const std::string& frames) {
   std::vector<FileJob> jobs;
   const std::vector<int> numbers = frames.empty() ? std::vector<int>{} : parse_frames(frames);
   auto inputs_of = [&](const std::string& in) {
     if (frames.empty() && has_frame_pattern(in))
       throw usage("'" + in + "' has a frame pattern: give --frames (e.g. --frames 1-100)");
     if (!frames.empty() && !has_frame_pattern(in))
-      throw usage("--frames given but '" + in + "' has no frame pattern (# = 4 digits, @ = 1, %04d)");
+      throw usage("--frames given but '" + in +
+                  "' has no frame pattern (# = 4 digits, @ = 1, %04d)");
     std::vector<std::string> list;
     if (frames.empty()) list.push_back(in);
     for (int f : numbers) list.push_back(expand_frame(in, f));
@@ -117,26 +124,30 @@ std::vector<FileJob> plan_jobs(const std::vector<std::string>& positional, const
     std::map<std::string, std::string> source_of;
     for (const auto& pattern : positional)
       for (const auto& in : inputs_of(pattern)) {
-        const std::string out = (std::filesystem::path(output_dir) / std::filesystem::path(in).filename()).string();
+        const std::string out =
+            (std::filesystem::path(output_dir) / std::filesystem::path(in).filename()).string();
         if (auto it = source_of.find(out); it != source_of.end())
-          throw usage("'" + it->second + "' and '" + in + "' would both be written to '" + out + "'");
+          throw usage("'" + it->second + "' and '" + in + "' would both be written to '" + out +
+                      "'");
         source_of[out] = in;
         jobs.push_back({in, out});
       }
     return jobs;
   }
   if (positional.size() != 2)
-    throw usage(positional.empty() ? "missing IN and OUT (see --help)"
-                : positional.size() == 1
-                    ? "missing OUT (see --help)"
-                    : "too many arguments: '" + positional[2] + "' (several inputs need --output-dir DIR)");
+    throw usage(positional.empty()       ? "missing IN and OUT (see --help)"
+                : positional.size() == 1 ? "missing OUT (see --help)"
+                                         : "too many arguments: '" + positional[2] +
+                                               "' (several inputs need --output-dir DIR)");
   const auto ins = inputs_of(positional[0]);
   if (!frames.empty() && !has_frame_pattern(positional[1]))
-    throw usage("--frames given but OUT '" + positional[1] + "' has no frame pattern (e.g. out.#.exr)");
+    throw usage("--frames given but OUT '" + positional[1] +
+                "' has no frame pattern (e.g. out.#.exr)");
   if (frames.empty() && has_frame_pattern(positional[1]))
     throw usage("'" + positional[1] + "' has a frame pattern: give --frames (e.g. --frames 1-100)");
   for (size_t i = 0; i < ins.size(); ++i)
-    jobs.push_back({ins[i], frames.empty() ? positional[1] : expand_frame(positional[1], numbers[i])});
+    jobs.push_back(
+        {ins[i], frames.empty() ? positional[1] : expand_frame(positional[1], numbers[i])});
   return jobs;
 }
 

@@ -24,7 +24,7 @@ std::string expand_frame(const std::string& pattern, int frame);
 // --output-dir, inputs only; otherwise IN and OUT). Otherwise exactly IN and OUT. Throws
 // Error(usage): a pattern without --frames or frames without a pattern, two inputs that would
 // write the same output, a wrong number of arguments.
-std::vector<FileJob> plan_jobs(const std::vector<std::string>& positional, const std::string& output_dir,
-                               const std::string& frames);
+std::vector<FileJob> plan_jobs(const std::vector<std::string>& positional,
+                               const std::string& output_dir, const std::string& frames);
 
 }  // namespace clf

@@ -12,7 +12,8 @@ constexpr uint8_t app1 = 0xE1, app2 = 0xE2, app13 = 0xED, sos = 0xDA, eoi = 0xD9
 
 // The identifiers OpenImageIO compares with strcmp: a segment that is a NUL-less prefix of one
 // makes strcmp read past the segment.
-const char* const identifiers[] = {"Exif", "http://ns.adobe.com/xap/1.0/", "ICC_PROFILE", "Photoshop 3.0"};
+const char* const identifiers[] = {"Exif", "http://ns.adobe.com/xap/1.0/", "ICC_PROFILE",
+                                   "Photoshop 3.0"};
 
 bool starts_with(const uint8_t* data, size_t size, const char* id) {
   const size_t n = std::strlen(id) + 1;  // with its NUL
@@ -22,10 +23,17 @@ bool starts_with(const uint8_t* data, size_t size, const char* id) {
 std::string segment_problem(uint8_t marker, const uint8_t* data, size_t size) {
   // OpenImageIO keeps APP1, APP2 and APP13 segments and reads them; libjpeg reads the rest safely.
   if (marker != app1 && marker != app2 && marker != app13) return "";
-  if (size == 0) return "an empty " + std::string(marker == app1 ? "APP1" : marker == app2 ? "APP2" : "APP13") + " segment";
+  if (size == 0)
+    return "an empty " +
+           std::string(marker == app1   ? "APP1"
+                       : marker == app2 ? "APP2"
+                                        : "APP13") +
+           " segment";
   for (const char* id : identifiers)
-    if (size < std::strlen(id) + 1 && std::memcmp(data, id, size) == 0 && std::memchr(data, 0, size) == nullptr)
-      return "a " + std::to_string(size) + "-byte segment cut short inside its identifier '" + id + "'";
+    if (size < std::strlen(id) + 1 && std::memcmp(data, id, size) == 0 &&
+        std::memchr(data, 0, size) == nullptr)
+      return "a " + std::to_string(size) + "-byte segment cut short inside its identifier '" + id +
+             "'";
   if (marker == app1 && starts_with(data, size, "Exif") && size < 6)
     return "an Exif segment of " + std::to_string(size) + " bytes (its header alone is 6)";
   if (marker == app2 && starts_with(data, size, "ICC_PROFILE") && size < 14)
@@ -37,9 +45,10 @@ std::string segment_problem(uint8_t marker, const uint8_t* data, size_t size) {
       return "a Photoshop segment of " + std::to_string(size) + " bytes (its header alone is " +
              std::to_string(header) + ")";
     const size_t block = size_t(data[header - 2]) << 8 | data[header - 1];
-    if (std::memcmp(data + 14, "8BIM", 4) == 0 && (data[18] << 8 | data[19]) == 0x0404 && header + block > size)
-      return "an IPTC block that claims " + std::to_string(block) + " bytes where its segment holds " +
-             std::to_string(size - header);
+    if (std::memcmp(data + 14, "8BIM", 4) == 0 && (data[18] << 8 | data[19]) == 0x0404 &&
+        header + block > size)
+      return "an IPTC block that claims " + std::to_string(block) +
+             " bytes where its segment holds " + std::to_string(size - header);
   }
   return "";
 }
@@ -66,7 +75,8 @@ std::string jpeg_metadata_problem(const std::string& path) {
       while (c >= 0 && c != 0xFF) c = byte();
       if (c < 0) return "";
       offset = std::streamoff(in.tellg()) - 1;
-      do marker = byte(); while (marker == 0xFF);
+      do marker = byte();
+      while (marker == 0xFF);
     }
     if (marker < 0 || marker == sos || marker == eoi) return "";
     if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD8)) continue;  // no length field
@@ -80,7 +90,8 @@ std::string jpeg_metadata_problem(const std::string& path) {
       return "JPEG segment " + hex_marker(uint8_t(marker)) + " at byte " + std::to_string(offset) +
              " runs past the end of the file";
     const std::string problem = segment_problem(uint8_t(marker), segment.data(), segment.size());
-    if (!problem.empty()) return "damaged JPEG metadata at byte " + std::to_string(offset) + ": " + problem;
+    if (!problem.empty())
+      return "damaged JPEG metadata at byte " + std::to_string(offset) + ": " + problem;
   }
 }
 

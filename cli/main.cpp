@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "clf/clf.hpp"
+#include "clf/plugin.hpp"
 #include "io_module.hpp"
 #include "jobs.hpp"
 
@@ -38,7 +39,8 @@ void watch_signals() {
   sigemptyset(&set);
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
     struct sigaction inherited {};
-    if (sigaction(sig, nullptr, &inherited) == 0 && inherited.sa_handler != SIG_IGN) sigaddset(&set, sig);
+    if (sigaction(sig, nullptr, &inherited) == 0 && inherited.sa_handler != SIG_IGN)
+      sigaddset(&set, sig);
   }
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::thread([] {
@@ -53,7 +55,8 @@ void check_interrupted(const std::string& where) {
   if (interrupted) throw clf::Error(clf::ErrorKind::cancelled, "interrupted " + where);
 }
 
-const char* const usage_text = R"(usage: clfilter IN OUT --filter NAME[:key=value,...] [--filter ...] [options]
+const char* const usage_text =
+    R"(usage: clfilter IN OUT --filter NAME[:key=value,...] [--filter ...] [options]
        clfilter IN... --output-dir DIR --filter ... [--jobs N]
        clfilter IN_PATTERN OUT_PATTERN --frames LIST --filter ...
        clfilter --list-filters [NAME] | --list-devices | --help | --version
@@ -130,14 +133,18 @@ Examples:
 struct Options {
   std::vector<std::string> positional, filters, plugin_dirs;
   std::string device, variant, tile, trace, output_dir, frames;
-  int jobs = 0;  // 0: one per core, at most 4
+  std::string variant_from = "--variant", tile_from = "--tile";  // named in errors
+  clf::Environment env;  // read once, in main's thread, before any other
+  int jobs = 0;          // 0: one per core, at most 4
   std::optional<std::string> list_filters;
   bool list_devices = false, help = false, version = false, stats = false, quiet = false,
        verbose = false;
   clf::RunOptions run;
 };
 
-clf::Error usage_error(const std::string& message) { return clf::Error(clf::ErrorKind::usage, message); }
+clf::Error usage_error(const std::string& message) {
+  return clf::Error(clf::ErrorKind::usage, message);
+}
 
 int parse_int(const std::string& option, const std::string& value, int min, int max) {
   char* end = nullptr;
@@ -155,10 +162,14 @@ uint64_t parse_size(const std::string& option, const std::string& value) {
   const double v = std::strtod(value.c_str(), &end);
   std::string unit = end ? end : "";
   double scale = 1;
-  if (unit == "K" || unit == "k" || unit == "KiB") scale = 1024.0;
-  else if (unit == "M" || unit == "m" || unit == "MiB") scale = 1024.0 * 1024;
-  else if (unit == "G" || unit == "g" || unit == "GiB") scale = 1024.0 * 1024 * 1024;
-  else if (!unit.empty()) scale = 0;
+  if (unit == "K" || unit == "k" || unit == "KiB")
+    scale = 1024.0;
+  else if (unit == "M" || unit == "m" || unit == "MiB")
+    scale = 1024.0 * 1024;
+  else if (unit == "G" || unit == "g" || unit == "GiB")
+    scale = 1024.0 * 1024 * 1024;
+  else if (!unit.empty())
+    scale = 0;
   if (value.empty() || errno || scale == 0 || !(v > 0) || v * scale > 1e15)
     throw usage_error(option + " expects a size such as 64M or 2G (got '" + value + "')");
   return uint64_t(v * scale);
@@ -166,6 +177,11 @@ uint64_t parse_size(const std::string& option, const std::string& value) {
 
 Options parse_args(int argc, char** argv) {
   Options o;
+  // The environment gives defaults; the command line overrides them.
+  o.env = clf::read_environment();
+  o.device = o.env.device;
+  if (!o.env.variant.empty()) o.variant = o.env.variant, o.variant_from = "CLF_VARIANT";
+  if (!o.env.tile.empty()) o.tile = o.env.tile, o.tile_from = "CLF_TILE";
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], value;
     bool has_inline = false;
@@ -180,37 +196,60 @@ Options parse_args(int argc, char** argv) {
       if (i + 1 >= argc) throw usage_error(arg + " needs a value (see --help)");
       return argv[++i];
     };
-    if (arg == "-f" || arg == "--filter") o.filters.push_back(next());
-    else if (arg == "--device") o.device = next();
-    else if (arg == "--plugin-dir") o.plugin_dirs.push_back(next());
-    else if (arg == "--variant") o.variant = next();
-    else if (arg == "--tile") o.tile = next();
-    else if (arg == "--strip-rows") o.run.strip_rows = parse_int(arg, next(), 1, 1 << 30);
-    else if (arg == "--slots") o.run.slots = parse_int(arg, next(), 1, 64);
+    if (arg == "-f" || arg == "--filter")
+      o.filters.push_back(next());
+    else if (arg == "--device")
+      o.device = next();
+    else if (arg == "--plugin-dir")
+      o.plugin_dirs.push_back(next());
+    else if (arg == "--variant")
+      o.variant = next(), o.variant_from = "--variant";
+    else if (arg == "--tile")
+      o.tile = next(), o.tile_from = "--tile";
+    else if (arg == "--strip-rows")
+      o.run.strip_rows = parse_int(arg, next(), 1, 1 << 30);
+    else if (arg == "--slots")
+      o.run.slots = parse_int(arg, next(), 1, 64);
     else if (arg == "--queues") {
       o.run.queues = parse_int(arg, next(), 1, 3);
       if (o.run.queues == 2) throw usage_error("--queues expects 1 or 3 (got 2)");
-    } else if (arg == "--max-device-memory") o.run.max_device_memory = parse_size(arg, next());
+    } else if (arg == "--max-device-memory")
+      o.run.max_device_memory = parse_size(arg, next());
     else if (arg == "--zero-copy") {
       const std::string v = next();
-      if (v != "on" && v != "off") throw usage_error("--zero-copy expects on or off (got '" + v + "')");
+      if (v != "on" && v != "off")
+        throw usage_error("--zero-copy expects on or off (got '" + v + "')");
       o.run.zero_copy = v == "on";
-    } else if (arg == "--stats") o.stats = true;
-    else if (arg == "--trace") o.trace = next();
-    else if (arg == "-o" || arg == "--output-dir") o.output_dir = next();
-    else if (arg == "--frames") o.frames = next();
-    else if (arg == "-j" || arg == "--jobs") o.jobs = parse_int(arg, next(), 1, 256);
+    } else if (arg == "--stats")
+      o.stats = true;
+    else if (arg == "--trace")
+      o.trace = next();
+    else if (arg == "-o" || arg == "--output-dir")
+      o.output_dir = next();
+    else if (arg == "--frames")
+      o.frames = next();
+    else if (arg == "-j" || arg == "--jobs")
+      o.jobs = parse_int(arg, next(), 1, 256);
     else if (arg == "--list-filters") {
       o.list_filters = "";
-      if (has_inline) o.list_filters = value;
-      else if (i + 1 < argc && argv[i + 1][0] != '-') o.list_filters = argv[++i];
-    } else if (arg == "--list-devices") o.list_devices = true;
-    else if (arg == "-q" || arg == "--quiet") o.quiet = true;
-    else if (arg == "-v" || arg == "--verbose") o.verbose = true;
-    else if (arg == "-h" || arg == "--help") o.help = true;
-    else if (arg == "--version") o.version = true;
-    else if (arg.size() > 1 && arg[0] == '-') throw usage_error("unknown option '" + arg + "' (see --help)");
-    else o.positional.push_back(arg);
+      if (has_inline)
+        o.list_filters = value;
+      else if (i + 1 < argc && argv[i + 1][0] != '-')
+        o.list_filters = argv[++i];
+    } else if (arg == "--list-devices")
+      o.list_devices = true;
+    else if (arg == "-q" || arg == "--quiet")
+      o.quiet = true;
+    else if (arg == "-v" || arg == "--verbose")
+      o.verbose = true;
+    else if (arg == "-h" || arg == "--help")
+      o.help = true;
+    else if (arg == "--version")
+      o.version = true;
+    else if (arg.size() > 1 && arg[0] == '-')
+      throw usage_error("unknown option '" + arg + "' (see --help)");
+    else
+      o.positional.push_back(arg);
   }
   return o;
 }
@@ -228,7 +267,8 @@ void print_filters(const clf::Registry& registry, const std::string& only) {
       }
       std::cout << "    " << p.name << " (" << type;
       if (!p.default_value.empty()) std::cout << ", default " << p.default_value;
-      if (std::isfinite(p.min) && std::isfinite(p.max)) std::cout << ", " << p.min << " to " << p.max;
+      if (p.type == clf::ParamType::float_ || p.type == clf::ParamType::int_)
+        std::cout << ", " << p.range_text();
       std::cout << ")\n        " << p.help << "\n";
     }
     std::cout << "\n";
@@ -276,7 +316,8 @@ using Chain = std::vector<std::pair<std::shared_ptr<const clf::FilterFactory>, c
 // Everything that can be checked without the device or the pixels: each spec parsed, its filter
 // found and its parameters validated.
 Chain check_chain(const clf::Registry& registry, const std::vector<std::string>& filters) {
-  if (filters.empty()) throw usage_error("no --filter given (e.g. --filter sobel; --list-filters shows them all)");
+  if (filters.empty())
+    throw usage_error("no --filter given (e.g. --filter sobel; --list-filters shows them all)");
   Chain chain;
   for (const auto& text : filters) {
     clf::FilterSpec spec = clf::parse_filter_spec(text);
@@ -287,14 +328,37 @@ Chain check_chain(const clf::Registry& registry, const std::vector<std::string>&
   return chain;
 }
 
+clf::Variant parse_variant(const std::string& text, const std::string& what) {
+  if (text == "tiled") return clf::Variant::tiled;
+  if (text == "direct") return clf::Variant::direct;
+  throw clf::Error(clf::ErrorKind::usage,
+                   what + ": unknown variant '" + text + "' (expected tiled or direct)");
+}
+
+// "WxH" or "WxH/G" into tuning's tile (group width from W when G is not given).
+void parse_tile(const std::string& text, clf::Tuning& tuning, const std::string& what) {
+  int w = 0, h = 0, g = 0, used = 0;
+  const int n = std::sscanf(text.c_str(), "%dx%d%n/%d%n", &w, &h, &used, &g, &used);
+  if (n < 2 || used != int(text.size()) || w < 4 || w % 4 != 0 || h < 1 || w > 4096 || h > 64 ||
+      (n == 3 && (g < 1 || g > 1024)))
+    throw clf::Error(clf::ErrorKind::usage,
+                     what +
+                         " expects WxH or WxH/G with W a multiple of 4 up to 4096, "
+                         "H <= 64 and G <= 1024, e.g. 248x4/64 (got '" +
+                         text + "')");
+  tuning.tile_width = w;
+  tuning.tile_height = h;
+  tuning.group_width = n == 3 ? g : std::min(w / 4, 128);
+}
+
 // The devices --device names (one, a comma-separated list, or all), with the command line's
-// kernel variant and tile.
+// kernel variant and tile (else CLF_VARIANT and CLF_TILE).
 std::vector<std::shared_ptr<clf::Device>> open_devices(const Options& o) {
   std::optional<clf::Variant> variant;
-  if (!o.variant.empty()) variant = clf::parse_variant(o.variant);
+  if (!o.variant.empty()) variant = parse_variant(o.variant, o.variant_from);
   clf::Tuning tile;
-  if (!o.tile.empty()) clf::parse_tile(o.tile, tile, "--tile");
-  auto devices = clf::open_devices(o.device);
+  if (!o.tile.empty()) parse_tile(o.tile, tile, o.tile_from);
+  auto devices = clf::open_devices(o.device, o.env.device_options());
   check_interrupted("while opening the device");
   for (auto& device : devices) {
     clf::Tuning tuning = device->tuning();
@@ -312,8 +376,8 @@ std::vector<std::shared_ptr<clf::Device>> open_devices(const Options& o) {
 
 // A pipeline with the chain built on `devices` (programs come from the device's cache after the
 // first pipeline). A build cut short by Ctrl-C is reported as the interrupt it is.
-std::unique_ptr<clf::Pipeline> build_pipeline(const std::vector<std::shared_ptr<clf::Device>>& devices,
-                                              const Chain& chain, bool verbose) {
+std::unique_ptr<clf::Pipeline> build_pipeline(
+    const std::vector<std::shared_ptr<clf::Device>>& devices, const Chain& chain, bool verbose) {
   auto pipeline = std::make_unique<clf::Pipeline>(devices);
   for (auto& [factory, spec] : chain) {
     try {
@@ -323,14 +387,16 @@ std::unique_ptr<clf::Pipeline> build_pipeline(const std::vector<std::shared_ptr<
       throw;
     }
     check_interrupted("after building " + spec.name);
-    if (verbose) std::cerr << "clfilter: filter " << pipeline->filter(pipeline->size() - 1).describe() << "\n";
+    if (verbose)
+      std::cerr << "clfilter: filter " << pipeline->filter(pipeline->size() - 1).describe() << "\n";
   }
   return pipeline;
 }
 
 void print_warnings(const clf::InputFile& input, bool quiet) {
   if (!quiet)
-    for (const auto& warning : input.warnings()) std::cerr << "clfilter: warning: " << warning << "\n";
+    for (const auto& warning : input.warnings())
+      std::cerr << "clfilter: warning: " << warning << "\n";
 }
 
 std::string describe(const std::string& path, const clf::ImageShape& img) {
@@ -340,7 +406,8 @@ std::string describe(const std::string& path, const clf::ImageShape& img) {
 }
 
 double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
 }
 
 // IN OUT: the file is streamed (its header first, so a bad IN fails before the device opens;
@@ -363,17 +430,21 @@ int run_one(const Options& o, const clf::Registry& registry, const clf::FileJob&
   run.progress = [&](int done, int total) { progress.update(done, total); };
   const auto start = std::chrono::steady_clock::now();
   const std::unique_ptr<clf::OutputFile> output = io.open_output(job.out, *input, &interrupted);
-  if (o.verbose && !output->whole_image_note().empty()) std::cerr << "clfilter: " << output->whole_image_note() << "\n";
+  if (o.verbose && !output->whole_image_note().empty())
+    std::cerr << "clfilter: " << output->whole_image_note() << "\n";
   const clf::RunStats stats = pipeline->run(*input, *output, run);
   output->commit();
   const double total_ms = ms_since(start);
   if (!o.trace.empty()) clf::write_trace_json(stats, o.trace);
   if (o.verbose)
-    std::cerr << "clfilter: " << stats.strips << " strips of " << stats.strip_rows << " rows, " << stats.slots
-              << " slots" << (stats.devices > 1 ? ", over " + std::to_string(stats.devices) + " devices" : "") << "\n";
+    std::cerr << "clfilter: " << stats.strips << " strips of " << stats.strip_rows << " rows, "
+              << stats.slots << " slots"
+              << (stats.devices > 1 ? ", over " + std::to_string(stats.devices) + " devices" : "")
+              << "\n";
   if (o.stats) std::cout << stats.summary() << "\n";
   if (!o.quiet)
-    std::cout << "clfilter: wrote " << describe(job.out, input->shape()) << " in " << int(total_ms + 0.5) << " ms\n";
+    std::cout << "clfilter: wrote " << describe(job.out, input->shape()) << " in "
+              << int(total_ms + 0.5) << " ms\n";
   return 0;
 }
 
@@ -381,8 +452,10 @@ int run_one(const Options& o, const clf::Registry& registry, const clf::FileJob&
 // takes), take files from one list; files overlap each other's decoding, device work and encoding.
 // A file that fails is reported by name and the others go on (exit 1 at the end); Ctrl-C stops
 // the files in flight (their outputs untouched) and takes no new ones (exit 130).
-int run_batch(const Options& o, const clf::Registry& registry, const std::vector<clf::FileJob>& jobs) {
-  if (!o.trace.empty()) throw usage_error("--trace records one file's run: give IN OUT, not a batch");
+int run_batch(const Options& o, const clf::Registry& registry,
+              const std::vector<clf::FileJob>& jobs) {
+  if (!o.trace.empty())
+    throw usage_error("--trace records one file's run: give IN OUT, not a batch");
   const Chain chain = check_chain(registry, o.filters);
   const clf::IoModule& io = clf::io_module();
   check_interrupted("while loading the image-file module");
@@ -391,10 +464,12 @@ int run_batch(const Options& o, const clf::Registry& registry, const std::vector
   // Job threads: --jobs, else one per core (at most 4); at least one per device. Thread w runs on
   // device w mod D; all take files from one list, so a faster device takes more of them.
   const int per_core = int(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
-  const int workers = std::min<int>(int(jobs.size()), std::max<int>(o.jobs > 0 ? o.jobs : per_core, int(devices.size())));
+  const int workers = std::min<int>(
+      int(jobs.size()), std::max<int>(o.jobs > 0 ? o.jobs : per_core, int(devices.size())));
   std::vector<std::unique_ptr<clf::Pipeline>> pipelines;
   for (int w = 0; w < workers; ++w)
-    pipelines.push_back(build_pipeline({devices[size_t(w) % devices.size()]}, chain, o.verbose && w < int(devices.size())));
+    pipelines.push_back(build_pipeline({devices[size_t(w) % devices.size()]}, chain,
+                                       o.verbose && w < int(devices.size())));
 
   Progress progress(!o.quiet, "files");
   std::atomic<size_t> next{0};
@@ -409,7 +484,8 @@ int run_batch(const Options& o, const clf::Registry& registry, const std::vector
       try {
         const auto file_start = std::chrono::steady_clock::now();
         const std::unique_ptr<clf::InputFile> input = io.open_input(job.in, &interrupted);
-        const std::unique_ptr<clf::OutputFile> output = io.open_output(job.out, *input, &interrupted);
+        const std::unique_ptr<clf::OutputFile> output =
+            io.open_output(job.out, *input, &interrupted);
         pipeline.run(*input, *output, run);
         output->commit();
         std::lock_guard<std::mutex> lock(print);
@@ -435,13 +511,15 @@ int run_batch(const Options& o, const clf::Registry& registry, const std::vector
   for (auto& t : threads) t.join();
   const int written = done - failed;
   if (interrupted)
-    throw clf::Error(clf::ErrorKind::cancelled, "interrupted after " + std::to_string(written) + " of " +
-                                                    std::to_string(jobs.size()) + " files were written");
+    throw clf::Error(clf::ErrorKind::cancelled, "interrupted after " + std::to_string(written) +
+                                                    " of " + std::to_string(jobs.size()) +
+                                                    " files were written");
   if (!o.quiet)
     std::cout << "clfilter: wrote " << written << " of " << jobs.size() << " files in "
               << int(ms_since(start) + 0.5) << " ms (" << workers << " jobs)\n";
   if (failed) {
-    std::cerr << "clfilter: error: " << failed << " of " << jobs.size() << " files failed (named above)\n";
+    std::cerr << "clfilter: error: " << failed << " of " << jobs.size()
+              << " files failed (named above)\n";
     return 1;
   }
   return 0;
@@ -459,12 +537,14 @@ int run(int argc, char** argv) {
   }
   if (o.list_devices) {
     for (const auto& d : clf::list_devices())
-      std::cout << d.label() << "\n    driver " << d.driver_version << ", " << (d.max_alloc_bytes >> 20)
-                << " MiB max allocation, " << (d.local_mem_bytes >> 10) << " KiB local memory, "
-                << d.compute_units << " compute units\n";
+      std::cout << d.label() << "\n    driver " << d.driver_version << ", "
+                << (d.max_alloc_bytes >> 20) << " MiB max allocation, " << (d.local_mem_bytes >> 10)
+                << " KiB local memory, " << d.compute_units << " compute units\n";
     return 0;
   }
-  clf::Registry registry(o.plugin_dirs);
+  std::vector<std::string> plugin_dirs = o.plugin_dirs;
+  plugin_dirs.insert(plugin_dirs.end(), o.env.plugin_path.begin(), o.env.plugin_path.end());
+  clf::Registry registry(plugin_dirs);
   report_plugin_issues(registry, o.quiet);
   check_interrupted("while loading plugins");
   if (o.list_filters) {
@@ -489,8 +569,9 @@ int main(int argc, char** argv) {
     if (e.kind() == clf::ErrorKind::cancelled) return 130;
     return e.kind() == clf::ErrorKind::usage ? 2 : 1;
   } catch (const std::bad_alloc&) {
-    std::cerr << "clfilter: error: out of host memory (the image and its filtered copy must both fit; "
-                 "free memory or use a smaller image)\n";
+    std::cerr
+        << "clfilter: error: out of host memory (the image and its filtered copy must both fit; "
+           "free memory or use a smaller image)\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "clfilter: error: " << e.what() << "\n";

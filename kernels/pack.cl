@@ -1,17 +1,17 @@
 // Conversion between the host's interleaved native pixels and the device's float planes, compiled
-// per pixel type with -D CLF_PIXEL=0 (u8), 1 (u16), 2 (f16) or 3 (f32). Transfers stay in the
+// per pixel type with -D CLF_PIXEL=n, n one of clf/contract.h's CLF_PIXEL_*. Transfers stay in the
 // native type (u8 moves 4x fewer bytes than f32); rounding and saturation follow OpenCV.
 // Offsets (in pixels' samples) let the kernels read and write a host image in place (zero-copy
 // on CPU devices). With -D VW=n, single-channel rows move n pixels per work-item (vector loads).
-#if CLF_PIXEL == 0
+#if CLF_PIXEL == CLF_PIXEL_U8
 typedef uchar pixel_t;
 #define LOAD(p, i) convert_float((p)[i])
 #define STORE(p, i, v) ((p)[i] = convert_uchar_sat_rte(v))
-#elif CLF_PIXEL == 1
+#elif CLF_PIXEL == CLF_PIXEL_U16
 typedef ushort pixel_t;
 #define LOAD(p, i) convert_float((p)[i])
 #define STORE(p, i, v) ((p)[i] = convert_ushort_sat_rte(v))
-#elif CLF_PIXEL == 2
+#elif CLF_PIXEL == CLF_PIXEL_F16
 typedef half pixel_t;
 #define LOAD(p, i) vload_half((i), (p))
 #define STORE(p, i, v) vstore_half_rte((v), (i), (p))
@@ -44,7 +44,8 @@ __kernel void clf_unpack(__global const pixel_t* src, ulong src_offset, int widt
   if (y >= rows) return;
   src = y < shared_rows ? shared + shared_offset : src + src_offset;
   if (x >= width) {
-    clf_unpack_halo(src, width, y, channels, dst, dst_origin, dst_pitch, dst_plane, x - width, hx, mode, value);
+    clf_unpack_halo(src, width, y, channels, dst, dst_origin, dst_pitch, dst_plane, x - width, hx,
+                    mode, value);
     return;
   }
   const int in = (y * width + x) * channels;
@@ -67,13 +68,15 @@ __kernel void clf_pack(__global const float* src, int src_origin, int src_pitch,
 #define CLF_PCAT2(a, b) a##b
 #define CLF_PCAT(a, b) CLF_PCAT2(a, b)
 typedef CLF_PCAT(float, VW) clf_pfloatv;
-#if CLF_PIXEL == 0
+#if CLF_PIXEL == CLF_PIXEL_U8
 #define VLOAD(i, p) CLF_PCAT(convert_float, VW)(CLF_PCAT(vload, VW)(i, p))
-#define VSTORE(v, i, p) CLF_PCAT(vstore, VW)(CLF_PCAT(CLF_PCAT(convert_uchar, VW), _sat_rte)(v), i, p)
-#elif CLF_PIXEL == 1
+#define VSTORE(v, i, p) \
+  CLF_PCAT(vstore, VW)(CLF_PCAT(CLF_PCAT(convert_uchar, VW), _sat_rte)(v), i, p)
+#elif CLF_PIXEL == CLF_PIXEL_U16
 #define VLOAD(i, p) CLF_PCAT(convert_float, VW)(CLF_PCAT(vload, VW)(i, p))
-#define VSTORE(v, i, p) CLF_PCAT(vstore, VW)(CLF_PCAT(CLF_PCAT(convert_ushort, VW), _sat_rte)(v), i, p)
-#elif CLF_PIXEL == 2
+#define VSTORE(v, i, p) \
+  CLF_PCAT(vstore, VW)(CLF_PCAT(CLF_PCAT(convert_ushort, VW), _sat_rte)(v), i, p)
+#elif CLF_PIXEL == CLF_PIXEL_F16
 #define VLOAD(i, p) CLF_PCAT(vload_half, VW)(i, p)
 #define VSTORE(v, i, p) CLF_PCAT(CLF_PCAT(vstore_half, VW), _rte)(v, i, p)
 #else
@@ -86,11 +89,13 @@ __kernel void clf_unpack1(__global const pixel_t* src, ulong src_offset, int wid
                           int channels, __global float* dst, int dst_origin, int dst_pitch,
                           int dst_plane, __global const pixel_t* shared, ulong shared_offset,
                           int shared_rows, int hx, int mode, float value) {
-  const int item = get_global_id(0), items = (width + VW - 1) / VW, x0 = item * VW, y = get_global_id(1);
+  const int item = get_global_id(0), items = (width + VW - 1) / VW, x0 = item * VW;
+  const int y = get_global_id(1);
   if (y >= rows) return;
   const __global pixel_t* row_src = y < shared_rows ? shared + shared_offset : src + src_offset;
   if (item >= items) {
-    clf_unpack_halo(row_src, width, y, 1, dst, dst_origin, dst_pitch, dst_plane, item - items, hx, mode, value);
+    clf_unpack_halo(row_src, width, y, 1, dst, dst_origin, dst_pitch, dst_plane, item - items, hx,
+                    mode, value);
     return;
   }
   const __global pixel_t* s = row_src + (size_t)y * width + x0;
@@ -102,7 +107,8 @@ __kernel void clf_unpack1(__global const pixel_t* src, ulong src_offset, int wid
 }
 
 __kernel void clf_pack1(__global const float* src, int src_origin, int src_pitch, int src_plane,
-                        __global pixel_t* dst, ulong dst_offset, int width, int rows, int channels) {
+                        __global pixel_t* dst, ulong dst_offset, int width, int rows,
+                        int channels) {
   const int x0 = get_global_id(0) * VW, y = get_global_id(1);
   if (x0 >= width || y >= rows) return;
   const __global float* s = src + src_origin + y * src_pitch + x0;

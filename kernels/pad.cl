@@ -2,7 +2,8 @@
 // the image (which the previous stage or the upload wrote). Rows are plane-relative: row r is image
 // row first_row + r; columns -hx..-1 and width..width+hx-1 are the horizontal halo.
 
-// Whole halo rows (image row outside [0, height)), including their corners: global (width + 2hx, n, C).
+// Whole halo rows (image row outside [0, height)), including their corners:
+// global (width + 2hx, n, C).
 __kernel void clf_pad_rows(__global float* buf, int origin, int pitch, int plane, int width,
                            int hx, int first_row, int height, int row_begin, int mode,
                            float value) {

@@ -17,9 +17,15 @@ namespace py = pybind11;
 
 namespace {
 
-// One Registry for the process (plugins load once); devices opened once per selector.
+// The CLF_* environment, read once; one Registry for the process (plugins load once); devices
+// opened once per selector.
+const clf::Environment& environment() {
+  static const clf::Environment env = clf::read_environment();
+  return env;
+}
+
 const clf::Registry& registry() {
-  static const clf::Registry r;
+  static const clf::Registry r(environment().plugin_path);
   return r;
 }
 
@@ -28,7 +34,9 @@ std::shared_ptr<clf::Device> device(const std::string& selector) {
   static std::map<std::string, std::shared_ptr<clf::Device>> open;
   std::lock_guard<std::mutex> lock(mutex);
   auto& d = open[selector];
-  if (!d) d = clf::Device::open(selector);
+  if (!d)
+    d = clf::Device::open(selector.empty() ? environment().device : selector,
+                          environment().device_options());
   return d;
 }
 
@@ -63,20 +71,23 @@ py::array empty_like(const py::array& like) {
 clf::Image image_over(const py::array& array) {
   const py::buffer_info info = array.request();
   if (info.ndim != 2 && info.ndim != 3)
-    throw py::value_error("clfilter: expected an HxW or HxWxC array (got " + std::to_string(info.ndim) +
-                          " dimensions)");
+    throw py::value_error("clfilter: expected an HxW or HxWxC array (got " +
+                          std::to_string(info.ndim) + " dimensions)");
   const auto h = info.shape[0], w = info.shape[1], c = info.ndim == 3 ? info.shape[2] : 1;
   if (h < 1 || w < 1 || c < 1 || h > INT32_MAX || w > INT32_MAX || c > clf::max_image_channels)
-    throw py::value_error("clfilter: cannot filter an array of shape " + std::string(py::str(array.attr("shape"))));
+    throw py::value_error("clfilter: cannot filter an array of shape " +
+                          std::string(py::str(array.attr("shape"))));
   // Rows of interleaved channels, nothing else: the streamer addresses the memory that way.
   py::ssize_t step = info.itemsize;
   for (size_t i = info.shape.size(); i-- > 0; step *= info.shape[i])
     if (info.shape[i] > 1 && info.strides[i] != step)
-      throw std::logic_error("clfilter: internal error: an array not in C order reached the core (strides " +
-                             std::string(py::str(array.attr("strides"))) + ")");
+      throw std::logic_error(
+          "clfilter: internal error: an array not in C order reached the core (strides " +
+          std::string(py::str(array.attr("strides"))) + ")");
   // The streamer only reads the input; an Image over external storage is not const-typed.
   auto* data = static_cast<std::byte*>(info.ptr);
-  return clf::Image(int(w), int(h), int(c), pixel_type(array.dtype()), data, [] {}, false);
+  return clf::Image(
+      int(w), int(h), int(c), pixel_type(array.dtype()), data, [] {}, false);
 }
 
 py::dict stats_dict(const clf::RunStats& s) {
@@ -172,10 +183,14 @@ py::list filters() {
       py::dict param;
       param["name"] = p.name;
       param["type"] = clf::param_type_name(p.type);
-      param["default"] = p.default_value.empty() ? py::object(py::none()) : py::object(py::str(p.default_value));
+      param["default"] =
+          p.default_value.empty() ? py::object(py::none()) : py::object(py::str(p.default_value));
       param["help"] = p.help;
-      param["min"] = p.min;
+      param["min"] = p.min;  // -inf / inf: open
       param["max"] = p.max;
+      param["min_exclusive"] = p.min_exclusive;
+      param["max_exclusive"] = p.max_exclusive;
+      param["range"] = p.range_text();
       param["choices"] = p.choices;
       params.append(param);
     }
@@ -195,14 +210,19 @@ PYBIND11_MODULE(_clfilter, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const clf::Error& e) {
-      if (e.kind() == clf::ErrorKind::usage) PyErr_SetString(PyExc_ValueError, e.what());
-      else if (e.kind() == clf::ErrorKind::cancelled) PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
-      else PyErr_SetString(PyExc_RuntimeError, e.what());
+      if (e.kind() == clf::ErrorKind::usage)
+        PyErr_SetString(PyExc_ValueError, e.what());
+      else if (e.kind() == clf::ErrorKind::cancelled)
+        PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
+      else
+        PyErr_SetString(PyExc_RuntimeError, e.what());
     }
   });
   py::class_<PyPipeline>(m, "Pipeline")
-      .def(py::init<const std::vector<std::string>&, const std::string&>(), py::arg("specs"), py::arg("device") = "")
-      .def("run", &PyPipeline::run, py::arg("array"), py::arg("strip_rows") = 0, py::arg("progress") = py::none())
+      .def(py::init<const std::vector<std::string>&, const std::string&>(), py::arg("specs"),
+           py::arg("device") = "")
+      .def("run", &PyPipeline::run, py::arg("array"), py::arg("strip_rows") = 0,
+           py::arg("progress") = py::none())
       .def_property_readonly("halo", &PyPipeline::halo)
       .def_property_readonly("device", &PyPipeline::device_label)
       .def("describe", &PyPipeline::describe)

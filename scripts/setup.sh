@@ -11,7 +11,7 @@ packages=(
   libboost-dev
   libvips-tools
   catch2
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format
   python3 python3-dev pybind11-dev
   python3-numpy python3-pytest python3-dask python3-distributed python3-skimage python3-opencv
 )

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ctest: install clfilter into a temporary prefix, build both samples against that install only,
-# and run them: the embedding tool, and the installed clfilter loading the out-of-tree plugin.
+# and run them: the embedding tool, and the installed clfilter loading the out-of-tree plugin;
+# then a second out-of-tree plugin (tests/unsharp, a composite filter) against a reference.
 set -euo pipefail
 build=$1 source=$2
 work=$(mktemp -d)
@@ -21,4 +22,20 @@ test -s "$work/out.png"
 "$work/prefix/bin/clfilter" "$work/in.png" "$work/emboss.exr" --filter emboss:strength=2
 "$work/prefix/bin/clfilter" "$work/in.png" "$work/convolve.exr" --filter "convolve:kernel=-2,-1,0;-1,1,1;0,1,2"
 oiiotool "$work/emboss.exr" "$work/convolve.exr" --diff --fail 1e-5 >/dev/null
+# A second out-of-tree plugin, composite: the unsharp mask (tests/unsharp) against the same image
+# blurred by the built-in gaussian and combined by oiiotool: out = 2 in - gaussian(in).
+cmake -S "$source/tests/unsharp" -B "$work/unsharp" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/unsharp" >/dev/null
+export CLF_PLUGIN_PATH="$work/emboss:$work/unsharp"
+oiiotool --pattern noise:type=uniform:min=0:max=1 97x61 3 -d float -o "$work/noise.exr"
+for border in reflect101 wrap constant; do
+  "$work/prefix/bin/clfilter" "$work/noise.exr" "$work/unsharp.exr" -q \
+    --filter "unsharp:sigma=1.5,amount=1,border=$border" --strip-rows 7
+  "$work/prefix/bin/clfilter" "$work/noise.exr" "$work/blurred.exr" -q --filter "gaussian:sigma=1.5,border=$border"
+  oiiotool "$work/noise.exr" --mulc 2 "$work/blurred.exr" --sub -o "$work/want.exr"
+  oiiotool "$work/unsharp.exr" "$work/want.exr" --diff --fail 1e-5 >/dev/null
+done
+# The docs and samples are installed for authors who only have the package.
+test -s "$work/prefix/share/doc/clfilter/PLUGINS.md"
+test -s "$work/prefix/share/clfilter/samples/plugin/emboss.cpp"
 echo "install + samples: ok"

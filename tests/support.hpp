@@ -14,7 +14,10 @@
 namespace test {
 
 inline std::shared_ptr<clf::Device> device() {
-  static std::shared_ptr<clf::Device> d = clf::Device::open();
+  static std::shared_ptr<clf::Device> d = [] {
+    const clf::Environment env = clf::read_environment();  // CLF_DEVICE picks the device under test
+    return clf::Device::open(env.device, env.device_options());
+  }();
   return d;
 }
 

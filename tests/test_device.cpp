@@ -60,11 +60,18 @@ TEST_CASE("programs are cached in memory and on disk") {
   REQUIRE_FALSE(device->cache_dir().empty());
   // A second Device object has an empty memory cache: the binary must come from disk.
   auto fresh = clf::Device::open(std::to_string(device->info().platform_index) + ":" +
-                                 std::to_string(device->info().device_index));
+                                     std::to_string(device->info().device_index),
+                                 {device->cache_dir()});
   fresh->build("probe.cl", source, "-D PROBE=1");
   CHECK(fresh->programs_built() == 0);
   fresh->build("probe.cl", source, "-D PROBE=2");  // other options: another entry
   CHECK(fresh->programs_built() == 1);
+  // Without a cache directory (the library's default: it reads no environment), memory only.
+  auto memory_only = clf::Device::open(std::to_string(device->info().platform_index) + ":" +
+                                       std::to_string(device->info().device_index));
+  CHECK(memory_only->cache_dir().empty());
+  memory_only->build("probe.cl", source, "-D PROBE=1");
+  CHECK(memory_only->programs_built() == 1);
 }
 
 TEST_CASE("allocations are counted while they live") {

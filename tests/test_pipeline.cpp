@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "support.hpp"
+#include "testing.hpp"
 
 namespace {
 
@@ -165,7 +166,7 @@ TEST_CASE("an image past the device's largest buffer streams in strips instead o
     reference.run(in, expect, whole);
   }
   // Buffers of at most half the image: CL_DEVICE_MAX_MEM_ALLOC_SIZE as a smaller device has it.
-  device->set_alloc_limit(device->bytes_in_use() + in.byte_size() / 2);
+  clf::detail::DeviceTesting::set_alloc_limit(*device, device->bytes_in_use() + in.byte_size() / 2);
   clf::Pipeline p(device);
   p.add(test::registry(), "gaussian:sigma=2");
   clf::Image out;

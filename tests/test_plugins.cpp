@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "clf/plugin.hpp"
 #include "support.hpp"
 
 using Catch::Matchers::Contains;
@@ -70,10 +71,14 @@ TEST_CASE("broken plugins are skipped with a reason while the others load") {
   CHECK(r.issues().size() == 5);
 }
 
-TEST_CASE("CLF_PLUGIN_PATH is searched and the first provider of a name wins") {
-  ::setenv("CLF_PLUGIN_PATH", CLF_TEST_GOOD_DIR, 1);
-  clf::Registry r({CLF_TEST_GOOD_DIR}, true);  // the same dir twice: loaded once, no duplicate issue
+TEST_CASE("CLF_PLUGIN_PATH is read as a list of directories; the first provider of a name wins") {
+  ::setenv("CLF_PLUGIN_PATH", (std::string(CLF_TEST_GOOD_DIR) + "::/nonexistent").c_str(), 1);
+  const std::vector<std::string> path = clf::read_environment().plugin_path;
   ::unsetenv("CLF_PLUGIN_PATH");
+  CHECK(path == std::vector<std::string>{CLF_TEST_GOOD_DIR, "/nonexistent"});
+  CHECK(clf::read_environment().plugin_path.empty());
+  std::vector<std::string> dirs = {CLF_TEST_GOOD_DIR, CLF_TEST_GOOD_DIR};
+  clf::Registry r(dirs, true);  // the same dir twice: loaded once, no duplicate issue
   CHECK(r.find("test_scale"));
   CHECK(r.find("sobel"));  // the default dir beside libclfilter (the build tree's mirror)
   CHECK(r.issues().empty());

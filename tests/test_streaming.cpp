@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "support.hpp"
+#include "testing.hpp"
 
 namespace {
 clf::Image whole(const std::vector<std::string>& chain, const clf::Image& in) {
@@ -90,16 +91,16 @@ TEST_CASE("an allocation failure leads to smaller strips and a correct result") 
   clf::RunOptions o;
   o.strip_rows = 256;
   auto device = test::device();
-  device->set_alloc_limit(device->bytes_in_use() + 2 * 1024 * 1024);  // fits 64-row strips, not 256
+  clf::detail::DeviceTesting::set_alloc_limit(*device, device->bytes_in_use() + 2 * 1024 * 1024);  // fits 64-row strips, not 256
   clf::RunStats stats;
   clf::Image out;
   try {
     out = test::run_chain(chain, in, o, &stats);
   } catch (...) {
-    device->set_alloc_limit(0);
+    clf::detail::DeviceTesting::set_alloc_limit(*device, 0);
     throw;
   }
-  device->set_alloc_limit(0);
+  clf::detail::DeviceTesting::set_alloc_limit(*device, 0);
   INFO(stats.summary());
   CHECK(stats.retries >= 1);
   CHECK(stats.strip_rows < 256);

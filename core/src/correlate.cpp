@@ -2,16 +2,15 @@
 // chooses work-group sizes), fits the staged window into local memory, and enqueues the pass.
 #include "clf/correlate.hpp"
 
+#include <algorithm>
 #include <cmath>
 
-#include <algorithm>
-#include <stdexcept>
-
 #include "clf/error.hpp"
+#include "util.hpp"
 
 namespace clf {
+using detail::round_up;
 namespace {
-int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
 // Below this many taps a single 2-D pass beats two full-image passes (each pass is a full read and
 // write of the strip; the extra taps hit local memory or cache).
 constexpr size_t max_taps_single_pass = 49;
@@ -45,7 +44,8 @@ std::string Tiling::describe() const {
   if (variant == Variant::tiled)
     return "tiled " + std::to_string(tile_width) + "x" + std::to_string(tile_height) + "/" +
            std::to_string(group_width);
-  if (blocked()) return "direct 4x" + std::to_string(tile_height) + "/" + std::to_string(group_width);
+  if (blocked())
+    return "direct 4x" + std::to_string(tile_height) + "/" + std::to_string(group_width);
   return vector_width > 1 ? "direct x" + std::to_string(vector_width) : "direct";
 }
 
@@ -54,9 +54,10 @@ void Tiling::check_input(const Plane& input, int rx, const std::string& name) co
   const int margin = plane_margin(rx);
   if (input.origin % 4 != 0 || input.pitch % 4 != 0 || input.plane_stride % 4 != 0 ||
       input.origin % input.pitch < margin)
-    throw std::logic_error(name + ": input plane not float4-aligned with a " + std::to_string(margin) +
-                           "-column left margin (origin " + std::to_string(input.origin) + ", pitch " +
-                           std::to_string(input.pitch) + ")");
+    throw Error(ErrorKind::usage, name + ": input plane not float4-aligned with a " +
+                                      std::to_string(margin) + "-column left margin (origin " +
+                                      std::to_string(input.origin) + ", pitch " +
+                                      std::to_string(input.pitch) + ")");
 }
 
 Tiling choose_tiling(const Device& device, int rx, int ry) {
@@ -71,8 +72,8 @@ Tiling choose_tiling(const Device& device, int rx, int ry) {
     t.variant = Variant::direct;
     t.vector_width = 1;
   }
-  // Tall windows: more output rows per window row read. Measured on the H100, 8192^2 f32
-  // (docs/PERFORMANCE.md): 9x9 254 vs 246 GPix/s, a radius-9 column pass 324 vs 311.
+  // Tall windows: more output rows per window row read, so each row read feeds more outputs
+  // (docs/PERFORMANCE.md has the measurement).
   const int block_rows = ry >= 4 ? std::max(8, tuning.tile_height) : tuning.tile_height;
   if (t.variant == Variant::tiled || t.blocked()) t.tile_height = block_rows;
   if (t.variant == Variant::tiled) {
@@ -80,7 +81,8 @@ Tiling choose_tiling(const Device& device, int rx, int ry) {
     // window that never fits takes the blocked direct path, which needs no local memory.
     t.tile_width = std::max(4, t.tile_width);
     auto window_bytes = [&] {
-      return uint64_t(t.tile_height + 2 * ry) * uint64_t(t.tile_width + 2 * plane_margin(rx)) * sizeof(float);
+      return uint64_t(t.tile_height + 2 * ry) * uint64_t(t.tile_width + 2 * plane_margin(rx)) *
+             sizeof(float);
     };
     const uint64_t room = info.local_mem_bytes > 1024 ? info.local_mem_bytes - 1024 : 0;
     while (window_bytes() > room && t.tile_height > 1) t.tile_height /= 2;
@@ -96,7 +98,7 @@ Tiling choose_tiling(const Device& device, int rx, int ry) {
 
 Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float>& weights,
                          float delta, const std::string& name)
-    : delta_(delta), rx_(rx), name_(name), tiling_(choose_tiling(device, rx, ry)) {
+    : delta_(delta), rx_(rx), ry_(ry), name_(name), tiling_(choose_tiling(device, rx, ry)) {
   if (rx < 0 || ry < 0 || weights.size() != size_t(2 * rx + 1) * size_t(2 * ry + 1))
     throw Error(ErrorKind::usage, name + ": correlation weights do not match radius " +
                                       std::to_string(rx) + "x" + std::to_string(ry));
@@ -104,9 +106,10 @@ Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float
   // a normalisation) can still overflow, and an inf weight makes inf and NaN pixels.
   for (size_t i = 0; i < weights.size(); ++i)
     if (!std::isfinite(weights[i]))
-      throw Error(ErrorKind::usage, name + ": kernel weight " + std::to_string(i) +
-                                        " is not a finite 32-bit float after scaling (lower the scale "
-                                        "or the kernel's values)");
+      throw Error(ErrorKind::usage,
+                  name + ": kernel weight " + std::to_string(i) +
+                      " is not a finite 32-bit float after scaling (lower the scale "
+                      "or the kernel's values)");
   if (!std::isfinite(delta))
     throw Error(ErrorKind::usage, name + ": delta is not a finite 32-bit float");
   std::string options = "-D RX=" + std::to_string(rx) + " -D RY=" + std::to_string(ry);
@@ -136,10 +139,12 @@ std::string Correlation::describe() const { return tiling_.describe(); }
 SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<float>& kx,
                                            const std::vector<float>& ky, float delta,
                                            const std::string& name)
-    : two_pass_(kx.size() * ky.size() > max_taps_single_pass), ry_(int(ky.size() / 2)) {
+    : two_pass_(kx.size() * ky.size() > max_taps_single_pass),
+      rx_(int(kx.size() / 2)),
+      ry_(int(ky.size() / 2)) {
   if (kx.size() % 2 == 0 || ky.size() % 2 == 0)
     throw Error(ErrorKind::usage, name + ": separable kernels must have odd sizes");
-  const int rx = int(kx.size() / 2);
+  const int rx = rx_;
   if (two_pass_) {
     passes_.emplace_back(device, rx, 0, kx, 0.f, name + "_row");
     passes_.emplace_back(device, 0, ry_, ky, delta, name + "_col");
@@ -151,17 +156,30 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
   }
 }
 
-void SeparableCorrelation::enqueue(const Stage& stage) const {
+void SeparableCorrelation::enqueue(const Stage& stage, const Plane& src, const Plane& dst) const {
   if (!two_pass_) {
-    passes_[0].enqueue(stage, stage.input(), stage.output());
+    passes_[0].enqueue(stage, src, dst);
     return;
   }
   // Row pass over the output rows plus the vertical halo, then the column pass.
   const Plane& temp = stage.temp(0);
-  passes_[0].enqueue(stage, plane_rows(stage.input(), -ry_, stage.rows() + 2 * ry_),
-                     plane_rows(temp, -ry_, stage.rows() + 2 * ry_));
-  passes_[1].enqueue(stage, temp, stage.output());
+  passes_[0].enqueue(stage, plane_rows(src, -ry_, dst.rows + 2 * ry_),
+                     plane_rows(temp, -ry_, dst.rows + 2 * ry_));
+  passes_[1].enqueue(stage, plane_rows(temp, 0, dst.rows), dst);
 }
+
+// OpenCV's getGaussianKernel for float images: exp(-x^2 / (2 sigma^2)) at integers, summing to 1.
+std::vector<float> gaussian_taps(double sigma, int radius) {
+  std::vector<double> taps(size_t(2 * radius + 1));
+  double sum = 0;
+  for (int i = -radius; i <= radius; ++i)
+    sum += taps[size_t(i + radius)] = std::exp(-0.5 * i * i / (sigma * sigma));
+  std::vector<float> out;
+  for (double t : taps) out.push_back(float(t / sum));
+  return out;
+}
+
+int gaussian_radius(double sigma) { return (int(std::lrint(sigma * 8 + 1)) | 1) / 2; }
 
 std::string SeparableCorrelation::describe() const {
   return (two_pass_ ? "separable 2-pass, " : "single pass, ") + passes_[0].describe();
@@ -170,11 +188,17 @@ std::string SeparableCorrelation::describe() const {
 SeparableFilter::SeparableFilter(Device& device, const std::vector<float>& kx,
                                  const std::vector<float>& ky, float delta, Border border,
                                  const std::string& name, std::string what)
-    : halo_{int(kx.size() / 2), int(ky.size() / 2)}, border_(border), what_(std::move(what)),
+    : halo_{int(kx.size() / 2), int(ky.size() / 2)},
+      border_(border),
+      what_(std::move(what)),
       pass_(device, kx, ky, delta, name) {}
 
-CorrelationFilter::CorrelationFilter(Device& device, int rx, int ry, const std::vector<float>& weights,
-                                     float delta, Border border, const std::string& name, std::string what)
-    : halo_{rx, ry}, border_(border), what_(std::move(what)), pass_(device, rx, ry, weights, delta, name) {}
+CorrelationFilter::CorrelationFilter(Device& device, int rx, int ry,
+                                     const std::vector<float>& weights, float delta, Border border,
+                                     const std::string& name, std::string what)
+    : halo_{rx, ry},
+      border_(border),
+      what_(std::move(what)),
+      pass_(device, rx, ry, weights, delta, name) {}
 
 }  // namespace clf

@@ -2,34 +2,32 @@
 // counted allocator that the streamer's memory budget relies on.
 #include "clf/device.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
-
-#include <unistd.h>
 
 #include "clf/error.hpp"
 #include "embedded.hpp"
+#include "testing.hpp"
+#include "util.hpp"
 
 namespace fs = std::filesystem;
 
 namespace clf {
+using detail::trim;
 namespace {
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return s;
-}
-
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\0' || std::isspace(static_cast<unsigned char>(s.back()))))
-    s.pop_back();
-  size_t start = 0;
-  while (start < s.size() && std::isspace(static_cast<unsigned char>(s[start]))) ++start;
-  return s.substr(start);
 }
 
 uint64_t fnv1a(const std::string& text, uint64_t hash = 1469598103934665603ull) {
@@ -47,10 +45,11 @@ std::vector<cl::Platform> platforms() {
   std::vector<cl::Platform> list;
   cl_int err = cl::Platform::get(&list);
   if (err == CL_PLATFORM_NOT_FOUND_KHR || (err == CL_SUCCESS && list.empty()))
-    throw Error(ErrorKind::device,
-                "no OpenCL platform found: install a driver (for the CPU on Debian: apt-get install "
-                "pocl-opencl-icd) and check OCL_ICD_VENDORS / /etc/OpenCL/vendors",
-                CL_PLATFORM_NOT_FOUND_KHR);
+    throw Error(
+        ErrorKind::device,
+        "no OpenCL platform found: install a driver (for the CPU on Debian: apt-get install "
+        "pocl-opencl-icd) and check OCL_ICD_VENDORS / /etc/OpenCL/vendors",
+        CL_PLATFORM_NOT_FOUND_KHR);
   cl_check(err, "clGetPlatformIDs");
   return list;
 }
@@ -105,10 +104,9 @@ Tuning default_tuning(const DeviceInfo& info) {
   if (info.is_gpu) {
     // 4 x 4 outputs per work-item from aligned float4 reads (the blocked direct kernels); the
     // tiled variant (--variant tiled) uses 248x4 tiles of 64 work-items, whose 62 + 2 float4s per
-    // staged row are one copy trip per work-item. Measured on an H100, 8192^2 f32, device-resident
-    // (docs/PERFORMANCE.md): Sobel 3x3 361 GPix/s direct vs 318 tiled, 5x5 356 vs 311, copy kernel
-    // 369. NVIDIA runs async_work_group_copy as a blocking loop plus a barrier per call (its PTX), so
-    // a tile pays one global-memory latency per staged row that direct reads overlap.
+    // staged row are one copy trip per work-item. Direct by default: NVIDIA runs
+    // async_work_group_copy as a blocking loop plus a barrier per call, so a tile pays one
+    // global-memory latency per staged row that direct reads overlap (docs/PERFORMANCE.md).
     tuning.variant = Variant::direct;
     tuning.vector_width = 4;
     tuning.tile_width = 248;
@@ -123,25 +121,7 @@ Tuning default_tuning(const DeviceInfo& info) {
     tuning.group_width = 64;
     tuning.vector_width = 16;
   }
-  if (const char* v = std::getenv("CLF_VARIANT"); v && *v) tuning.variant = parse_variant(v);
-  if (const char* t = std::getenv("CLF_TILE"); t && *t) parse_tile(t, tuning, "CLF_TILE");
   return tuning;
-}
-
-std::string default_cache_dir() {
-  if (const char* off = std::getenv("CLF_NO_DISK_CACHE"); off && *off && std::string(off) != "0")
-    return {};
-  fs::path base;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    base = xdg;
-  else if (const char* home = std::getenv("HOME"); home && *home)
-    base = fs::path(home) / ".cache";
-  else
-    return {};
-  std::error_code ec;
-  fs::create_directories(base / "clfilter", ec);
-  if (ec) return {};
-  return (base / "clfilter").string();
 }
 
 }  // namespace
@@ -153,27 +133,7 @@ std::string DeviceInfo::label() const {
          std::to_string(global_mem_bytes >> 20) + " MiB)";
 }
 
-Variant parse_variant(const std::string& text) {
-  if (text == "tiled") return Variant::tiled;
-  if (text == "direct") return Variant::direct;
-  throw Error(ErrorKind::usage, "unknown variant '" + text + "' (expected tiled or direct)");
-}
-
-const char* variant_name(Variant variant) {
-  return variant == Variant::tiled ? "tiled" : "direct";
-}
-
-void parse_tile(const std::string& text, Tuning& tuning, const std::string& what) {
-  int w = 0, h = 0, g = 0, used = 0;
-  const int n = std::sscanf(text.c_str(), "%dx%d%n/%d%n", &w, &h, &used, &g, &used);
-  if (n < 2 || used != int(text.size()) || w < 4 || w % 4 != 0 || h < 1 || w > 4096 || h > 64 ||
-      (n == 3 && (g < 1 || g > 1024)))
-    throw Error(ErrorKind::usage, what + " expects WxH or WxH/G with W a multiple of 4 up to 4096, "
-                                         "H <= 64 and G <= 1024, e.g. 248x4/64 (got '" + text + "')");
-  tuning.tile_width = w;
-  tuning.tile_height = h;
-  tuning.group_width = n == 3 ? g : std::min(w / 4, 128);
-}
+const char* variant_name(Variant variant) { return variant == Variant::tiled ? "tiled" : "direct"; }
 
 std::vector<DeviceInfo> list_devices() {
   std::vector<DeviceInfo> infos;
@@ -181,10 +141,24 @@ std::vector<DeviceInfo> list_devices() {
   return infos;
 }
 
-std::shared_ptr<Device> Device::open(const std::string& selector_arg) {
-  std::string selector = selector_arg;
-  if (selector.empty())
-    if (const char* env = std::getenv("CLF_DEVICE")) selector = env;
+struct Device::Impl {
+  DeviceInfo info;
+  cl::Device device;
+  cl::Context context;
+  cl::CommandQueue host_queue;  // blocking host transfers: weights uploads, pinned maps
+  Tuning tuning;
+  std::string cache_dir;
+  uint64_t alloc_limit = 0;
+  std::mutex programs_mutex;
+  std::map<std::string, cl::Program> programs;
+  size_t programs_built = 0;
+  std::atomic<uint64_t> in_use{0}, peak{0};
+
+  cl::Program try_disk_cache(const std::string& key, const std::string& options);
+  void store_in_disk_cache(const std::string& key, const cl::Program& program);
+};
+
+std::shared_ptr<Device> Device::open(const std::string& selector, const DeviceOptions& options) {
   auto found = all_devices();
   if (found.empty())
     throw Error(ErrorKind::device,
@@ -216,96 +190,125 @@ std::shared_ptr<Device> Device::open(const std::string& selector_arg) {
       }
   }
   if (!pick)
-    throw Error(ErrorKind::device, "no OpenCL device matches '" + selector +
-                                       "' (use gpu, cpu, P:D or part of a name); devices:" +
-                                       device_list_text(found));
-  return std::shared_ptr<Device>(new Device(pick->info, pick->platform, pick->device));
+    throw Error(ErrorKind::device,
+                "no OpenCL device matches '" + selector +
+                    "' (use gpu, cpu, P:D or part of a name); devices:" + device_list_text(found));
+  auto impl = std::make_unique<Impl>();
+  impl->info = pick->info;
+  impl->device = pick->device;
+  cl_int err = CL_SUCCESS;
+  impl->context = cl::Context(impl->device, nullptr, nullptr, nullptr, &err);
+  cl_check(err, "clCreateContext", impl->info.name);
+  impl->host_queue = cl::CommandQueue(impl->context, impl->device, 0, &err);
+  cl_check(err, "clCreateCommandQueue", impl->info.name);
+  impl->tuning = default_tuning(impl->info);
+  impl->alloc_limit = options.alloc_limit;
+  if (!options.cache_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(options.cache_dir, ec);
+    if (!ec) impl->cache_dir = options.cache_dir;  // a cache that cannot be made is not an error
+  }
+  return std::shared_ptr<Device>(new Device(std::move(impl)));
 }
 
-std::vector<std::shared_ptr<Device>> open_devices(const std::string& selectors) {
+Device::Device(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Device::~Device() = default;
+const DeviceInfo& Device::info() const { return impl_->info; }
+const cl::Context& Device::context() const { return impl_->context; }
+const cl::Device& Device::device() const { return impl_->device; }
+uint64_t Device::bytes_in_use() const { return impl_->in_use; }
+uint64_t Device::peak_bytes_in_use() const { return impl_->peak; }
+void Device::reset_peak() { impl_->peak = uint64_t(impl_->in_use); }
+uint64_t Device::max_alloc_bytes() const {
+  const uint64_t limit = impl_->alloc_limit, max = impl_->info.max_alloc_bytes;
+  return limit && limit < max ? limit : max;
+}
+const Tuning& Device::tuning() const { return impl_->tuning; }
+void Device::set_tuning(const Tuning& tuning) { impl_->tuning = tuning; }
+const std::string& Device::cache_dir() const { return impl_->cache_dir; }
+size_t Device::programs_built() const { return impl_->programs_built; }
+void Device::on_release(size_t bytes) { impl_->in_use -= bytes; }
+
+std::vector<std::shared_ptr<Device>> open_devices(const std::string& selectors,
+                                                  const DeviceOptions& options) {
   std::vector<std::shared_ptr<Device>> devices;
   if (lower(selectors) == "all") {
     const auto infos = list_devices();
-    const bool any_gpu = std::any_of(infos.begin(), infos.end(), [](const DeviceInfo& d) { return d.is_gpu; });
+    const bool any_gpu =
+        std::any_of(infos.begin(), infos.end(), [](const DeviceInfo& d) { return d.is_gpu; });
     for (const auto& d : infos)
       if (d.is_gpu || !any_gpu)
-        devices.push_back(Device::open(std::to_string(d.platform_index) + ":" + std::to_string(d.device_index)));
+        devices.push_back(Device::open(
+            std::to_string(d.platform_index) + ":" + std::to_string(d.device_index), options));
     return devices;
   }
   std::istringstream list(selectors);
-  for (std::string one; std::getline(list, one, ',');) devices.push_back(Device::open(one));
-  if (devices.empty()) devices.push_back(Device::open(""));
+  for (std::string one; std::getline(list, one, ',');)
+    devices.push_back(Device::open(one, options));
+  if (devices.empty()) devices.push_back(Device::open("", options));
   return devices;
 }
 
-Device::Device(const DeviceInfo& info, cl::Platform platform, cl::Device device)
-    : info_(info), platform_(std::move(platform)), device_(std::move(device)) {
-  cl_int err = CL_SUCCESS;
-  context_ = cl::Context(device_, nullptr, nullptr, nullptr, &err);
-  cl_check(err, "clCreateContext", info_.name);
-  host_queue_ = cl::CommandQueue(context_, device_, 0, &err);
-  cl_check(err, "clCreateCommandQueue", info_.name);
-  tuning_ = default_tuning(info_);
-  cache_dir_ = default_cache_dir();
-  if (const char* limit = std::getenv("CLF_INJECT_ALLOC_LIMIT"); limit && *limit)
-    alloc_limit_ = std::strtoull(limit, nullptr, 10);
-}
-
-cl::Program Device::try_disk_cache(const std::string& key, const std::string& options) {
-  if (cache_dir_.empty()) return {};
-  std::ifstream in(fs::path(cache_dir_) / (key + ".bin"), std::ios::binary);
+cl::Program Device::Impl::try_disk_cache(const std::string& key, const std::string& options) {
+  if (cache_dir.empty()) return {};
+  std::ifstream in(fs::path(cache_dir) / (key + ".bin"), std::ios::binary);
   if (!in) return {};
   std::vector<unsigned char> binary((std::istreambuf_iterator<char>(in)), {});
   if (binary.empty()) return {};
   cl_int err = CL_SUCCESS;
   cl::Program::Binaries binaries{binary};
   std::vector<cl_int> status;
-  cl::Program program(context_, {device_}, binaries, &status, &err);
-  if (err != CL_SUCCESS || program.build({device_}, options.c_str()) != CL_SUCCESS)
+  cl::Program program(context, {device}, binaries, &status, &err);
+  if (err != CL_SUCCESS || program.build({device}, options.c_str()) != CL_SUCCESS)
     return {};  // stale or foreign binary: rebuild from source
   return program;
 }
 
+// Written to a temporary file and renamed, so that a process stopped midway leaves no torn file.
+void Device::Impl::store_in_disk_cache(const std::string& key, const cl::Program& program) {
+  if (cache_dir.empty()) return;
+  auto binaries = program.getInfo<CL_PROGRAM_BINARIES>();
+  if (binaries.empty() || binaries[0].empty()) return;
+  const fs::path path = fs::path(cache_dir) / (key + ".bin");
+  const fs::path tmp = path.string() + ".tmp" + std::to_string(::getpid());
+  std::ofstream out(tmp, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(binaries[0].data()), std::streamsize(binaries[0].size()));
+  out.close();
+  std::error_code ec;
+  if (out) fs::rename(tmp, path, ec);
+  if (!out || ec) fs::remove(tmp, ec);  // a cache that cannot be written is not an error
+}
+
 cl::Program Device::build(const std::string& name, const std::string& source,
                           const std::string& options) {
-  const std::string full = std::string(clf_kernel_border_clh) + clf_kernel_stage_clh +
-                           clf_kernel_correlate_clh + "\n#line 1 \"" + name + "\"\n" + source;
-  const std::string key =
-      hex(fnv1a(info_.platform_name + '\n' + info_.name + '\n' + info_.version + '\n' +
-                info_.driver_version + '\n' + options + '\n' + full));
-  std::lock_guard<std::mutex> lock(programs_mutex_);
-  if (auto it = programs_.find(key); it != programs_.end()) return it->second;
+  Impl& d = *impl_;
+  const std::string full = std::string(clf_kernel_contract_h) + clf_kernel_border_clh +
+                           clf_kernel_stage_clh + clf_kernel_correlate_clh + "\n#line 1 \"" + name +
+                           "\"\n" + source;
+  const DeviceInfo& info = d.info;
+  const std::string key = hex(fnv1a(info.platform_name + '\n' + info.name + '\n' + info.version +
+                                    '\n' + info.driver_version + '\n' + options + '\n' + full));
+  std::lock_guard<std::mutex> lock(d.programs_mutex);
+  if (auto it = d.programs.find(key); it != d.programs.end()) return it->second;
 
-  cl::Program program = try_disk_cache(key, options);
+  cl::Program program = d.try_disk_cache(key, options);
   if (!program()) {
     cl_int err = CL_SUCCESS;
-    program = cl::Program(context_, full, false, &err);
+    program = cl::Program(d.context, full, false, &err);
     cl_check(err, "clCreateProgramWithSource", name);
-    err = program.build({device_}, options.c_str());
+    err = program.build({d.device}, options.c_str());
     if (err != CL_SUCCESS) {
-      std::string log = trim(program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_));
+      std::string log = trim(program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(d.device));
       throw Error(ErrorKind::build,
-                  "building OpenCL program '" + name + "' for " + info_.name + " failed (" +
-                      cl_error_name(err) + " from clBuildProgram, options '" + options +
-                      "'):\n" + (log.empty() ? "(empty build log)" : log),
+                  "building OpenCL program '" + name + "' for " + info.name + " failed (" +
+                      cl_error_name(err) + " from clBuildProgram, options '" + options + "'):\n" +
+                      (log.empty() ? "(empty build log)" : log),
                   err);
     }
-    ++programs_built_;
-    if (!cache_dir_.empty()) {
-      auto binaries = program.getInfo<CL_PROGRAM_BINARIES>();
-      if (!binaries.empty() && !binaries[0].empty()) {
-        const fs::path path = fs::path(cache_dir_) / (key + ".bin");
-        const fs::path tmp = path.string() + ".tmp" + std::to_string(::getpid());
-        std::ofstream out(tmp, std::ios::binary);
-        out.write(reinterpret_cast<const char*>(binaries[0].data()), std::streamsize(binaries[0].size()));
-        out.close();
-        std::error_code ec;
-        if (out) fs::rename(tmp, path, ec);
-        if (!out || ec) fs::remove(tmp, ec);  // a cache that cannot be written is not an error
-      }
-    }
+    ++d.programs_built;
+    d.store_in_disk_cache(key, program);
   }
-  programs_.emplace(key, program);
+  d.programs.emplace(key, program);
   return program;
 }
 
@@ -336,12 +339,13 @@ void DeviceBuffer::release() {
 }
 
 DeviceBuffer Device::alloc(size_t bytes, const char* what, cl_mem_flags flags) {
+  Impl& d = *impl_;
   if (bytes == 0) bytes = 4;
-  if (alloc_limit_ && in_use_ + bytes > alloc_limit_)
+  if (d.alloc_limit && d.in_use + bytes > d.alloc_limit)
     throw Error(ErrorKind::device,
                 std::string("CL_MEM_OBJECT_ALLOCATION_FAILURE from clCreateBuffer(") + what + ", " +
                     std::to_string(bytes) + " bytes) [injected: limit " +
-                    std::to_string(alloc_limit_) + " bytes]",
+                    std::to_string(d.alloc_limit) + " bytes]",
                 CL_MEM_OBJECT_ALLOCATION_FAILURE);
   if (bytes > max_alloc_bytes())
     throw Error(ErrorKind::device,
@@ -351,24 +355,25 @@ DeviceBuffer Device::alloc(size_t bytes, const char* what, cl_mem_flags flags) {
                 CL_MEM_OBJECT_ALLOCATION_FAILURE);
   cl_int err = CL_SUCCESS;
   DeviceBuffer buffer;
-  buffer.buffer_ = cl::Buffer(context_, flags, bytes, nullptr, &err);
+  buffer.buffer_ = cl::Buffer(d.context, flags, bytes, nullptr, &err);
   cl_check(err, "clCreateBuffer", what);
   buffer.bytes_ = bytes;
   buffer.device_ = this;
-  const uint64_t now = in_use_ += bytes;
-  uint64_t peak = peak_;
-  while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+  const uint64_t now = d.in_use += bytes;
+  uint64_t peak = d.peak;
+  while (now > peak && !d.peak.compare_exchange_weak(peak, now)) {
   }
   return buffer;
 }
 
 Device::Pinned Device::pinned(size_t bytes, const char* what) {
   cl_int err = CL_SUCCESS;
-  cl::Buffer buffer(context_, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes, nullptr, &err);
+  cl::Buffer buffer(impl_->context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes, nullptr,
+                    &err);
   cl_check(err, "clCreateBuffer", what);
-  cl::CommandQueue queue = host_queue_;  // the unmap may run after this Device is gone
-  void* host = queue.enqueueMapBuffer(buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, nullptr,
-                                      nullptr, &err);
+  cl::CommandQueue queue = impl_->host_queue;  // the unmap may run after this Device is gone
+  void* host = queue.enqueueMapBuffer(buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes,
+                                      nullptr, nullptr, &err);
   cl_check(err, "clEnqueueMapBuffer", what);
   std::shared_ptr<void> owner(host, [buffer, queue](void* p) mutable {
     queue.enqueueUnmapMemObject(buffer, p);
@@ -378,21 +383,29 @@ Device::Pinned Device::pinned(size_t bytes, const char* what) {
 }
 
 Image Device::pinned_image(int width, int height, int channels, PixelType type) {
-  const uint64_t bytes = checked_image_bytes(width, height, channels, pixel_type_size(type), "image");
+  const uint64_t bytes =
+      checked_image_bytes(width, height, channels, pixel_type_size(type), "image");
   Pinned memory;
   try {
     memory = pinned(bytes, "pinned image");
   } catch (const Error&) {
     return Image(width, height, channels, type);  // pinning is an optimisation, not a need
   }
-  return Image(width, height, channels, type, memory.data, [owner = memory.owner] {}, true);
+  return Image(
+      width, height, channels, type, memory.data, [owner = memory.owner] {}, true);
 }
 
 DeviceBuffer Device::upload(const void* data, size_t bytes, const char* what) {
   DeviceBuffer buffer = alloc(bytes, what, CL_MEM_READ_ONLY);
-  cl_check(host_queue_.enqueueWriteBuffer(buffer.get(), CL_TRUE, 0, bytes, data), "clEnqueueWriteBuffer",
-           what);
+  cl_check(impl_->host_queue.enqueueWriteBuffer(buffer.get(), CL_TRUE, 0, bytes, data),
+           "clEnqueueWriteBuffer", what);
   return buffer;
 }
 
 }  // namespace clf
+
+namespace clf::detail {
+void DeviceTesting::set_alloc_limit(Device& device, uint64_t limit) {
+  device.impl_->alloc_limit = limit;
+}
+}  // namespace clf::detail

@@ -1,5 +1,6 @@
 // Kernel sources compiled into libclfilter by clf_embed_kernels (see core/CMakeLists.txt).
 #pragma once
+extern const char* const clf_kernel_contract_h;
 extern const char* const clf_kernel_border_clh;
 extern const char* const clf_kernel_stage_clh;
 extern const char* const clf_kernel_correlate_clh;

@@ -59,7 +59,8 @@ class CopyPool {
     batch->parts = (bytes + batch->part - 1) / batch->part;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      for (size_t h = 1; h < std::min(batch->parts, threads_.size() + 1); ++h) queue_.push_back(batch);
+      for (size_t h = 1; h < std::min(batch->parts, threads_.size() + 1); ++h)
+        queue_.push_back(batch);
     }
     wake_.notify_all();
     batch->work();

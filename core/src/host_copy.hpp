@@ -1,5 +1,5 @@
 // Large host copies (strip pack and unpack) split across a persistent pool of threads: one core's
-// memcpy (~10 GB/s) is slower than PCIe (~55 GB/s pinned).
+// memcpy is slower than a PCIe transfer from pinned memory (docs/PERFORMANCE.md).
 #pragma once
 #include <cstddef>
 

@@ -9,28 +9,36 @@ namespace clf {
 
 size_t pixel_type_size(PixelType type) {
   switch (type) {
-    case PixelType::u8: return 1;
-    case PixelType::u16: return 2;
-    case PixelType::f16: return 2;
-    case PixelType::f32: return 4;
+    case PixelType::u8:
+      return 1;
+    case PixelType::u16:
+      return 2;
+    case PixelType::f16:
+      return 2;
+    case PixelType::f32:
+      return 4;
   }
   return 0;
 }
 
 const char* pixel_type_name(PixelType type) {
   switch (type) {
-    case PixelType::u8: return "u8";
-    case PixelType::u16: return "u16";
-    case PixelType::f16: return "f16";
-    case PixelType::f32: return "f32";
+    case PixelType::u8:
+      return "u8";
+    case PixelType::u16:
+      return "u16";
+    case PixelType::f16:
+      return "f16";
+    case PixelType::f32:
+      return "f32";
   }
   return "?";
 }
 
 uint64_t checked_image_bytes(int64_t width, int64_t height, int64_t channels, size_t type_size,
                              const std::string& what) {
-  const std::string dims = std::to_string(width) + "x" + std::to_string(height) + "x" +
-                           std::to_string(channels);
+  const std::string dims =
+      std::to_string(width) + "x" + std::to_string(height) + "x" + std::to_string(channels);
   if (width <= 0 || height <= 0 || channels <= 0)
     throw Error(ErrorKind::usage, what + ": invalid image size " + dims);
   if (channels > max_image_channels)
@@ -48,13 +56,19 @@ uint64_t checked_image_bytes(int64_t width, int64_t height, int64_t channels, si
 }
 
 Image::Image(int width, int height, int channels, PixelType type)
-    : width_(width), height_(height), channels_(channels), type_(type),
+    : width_(width),
+      height_(height),
+      channels_(channels),
+      type_(type),
       bytes_(checked_image_bytes(width, height, channels, pixel_type_size(type), "image")),
       data_(new std::byte[bytes_](), std::default_delete<std::byte[]>()) {}
 
 Image::Image(int width, int height, int channels, PixelType type, std::byte* storage,
              std::function<void()> release, bool pinned)
-    : width_(width), height_(height), channels_(channels), type_(type),
+    : width_(width),
+      height_(height),
+      channels_(channels),
+      type_(type),
       bytes_(checked_image_bytes(width, height, channels, pixel_type_size(type), "image")),
       pinned_(pinned),
       data_(storage, [release = std::move(release)](std::byte*) {
@@ -65,7 +79,8 @@ Image::Image(const Image& other) { *this = other; }
 
 Image& Image::operator=(const Image& other) {
   if (this == &other) return *this;
-  Image copy = other.empty() ? Image() : Image(other.width_, other.height_, other.channels_, other.type_);
+  Image copy =
+      other.empty() ? Image() : Image(other.width_, other.height_, other.channels_, other.type_);
   if (!other.empty()) std::memcpy(copy.data(), other.data(), other.bytes_);
   return *this = std::move(copy);
 }

@@ -1,5 +1,6 @@
-// Parameter parsing and validation driven by ParamSpec data, the --filter text syntax, and the
-// OpenCV border names and border_interpolate.
+// Parameter parsing and validation driven by ParamSpec data, and the --filter text syntax.
+#include "clf/params.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cfloat>
@@ -9,16 +10,12 @@
 #include <sstream>
 
 #include "clf/error.hpp"
-#include "clf/filter.hpp"
+#include "util.hpp"
 
 namespace clf {
+using detail::join;
+using detail::trim;
 namespace {
-
-std::string trim(const std::string& s) {
-  const auto first = s.find_first_not_of(" \t\n\r");
-  if (first == std::string::npos) return {};
-  return s.substr(first, s.find_last_not_of(" \t\n\r") - first + 1);
-}
 
 Error usage(const std::string& message) { return Error(ErrorKind::usage, message); }
 
@@ -30,12 +27,6 @@ bool parse_double(const std::string& text, double& value) {
   errno = 0;
   value = std::strtod(t.c_str(), &end);
   return end == t.c_str() + t.size() && errno != ERANGE && std::isfinite(value);
-}
-
-std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : sep) + item;
-  return out;
 }
 
 // Kernels compute in 32-bit float: a value past FLT_MAX would reach them as inf.
@@ -51,14 +42,29 @@ std::string format_number(double v) {
 
 const char* param_type_name(ParamType type) {
   switch (type) {
-    case ParamType::float_: return "float";
-    case ParamType::int_: return "int";
-    case ParamType::bool_: return "bool";
-    case ParamType::enum_: return "enum";
-    case ParamType::matrix: return "matrix";
-    case ParamType::string: return "string";
+    case ParamType::float_:
+      return "float";
+    case ParamType::int_:
+      return "int";
+    case ParamType::bool_:
+      return "bool";
+    case ParamType::enum_:
+      return "enum";
+    case ParamType::matrix:
+      return "matrix";
+    case ParamType::string:
+      return "string";
   }
   return "?";
+}
+
+std::string ParamSpec::range_text() const {
+  std::string text;
+  if (std::isfinite(min)) text = (min_exclusive ? "> " : ">= ") + format_number(min);
+  if (std::isfinite(max))
+    text += (text.empty() ? "" : " and ") + std::string(max_exclusive ? "< " : "<= ") +
+            format_number(max);
+  return text.empty() ? "any" : text;
 }
 
 Matrix parse_matrix(const std::string& text, const std::string& what, bool quote) {
@@ -82,14 +88,16 @@ Matrix parse_matrix(const std::string& text, const std::string& what, bool quote
                                 " in row " + std::to_string(r + 1);
       if (!parse_double(cell, v)) throw usage(what + ": " + where + " is not a finite number");
       if (!fits_float(v))
-        throw usage(what + ": " + where + " does not fit a 32-bit float (magnitude at most 3.4e38)");
+        throw usage(what + ": " + where +
+                    " does not fit a 32-bit float (magnitude at most 3.4e38)");
       m.values.push_back(v);
       ++cols;
     }
     if (r == 0) m.cols = cols;
     if (cols != m.cols)
       throw usage(what + ": row " + std::to_string(r + 1) + " has " + std::to_string(cols) +
-                  " values, row 1 has " + std::to_string(m.cols) + " (a matrix must be rectangular)");
+                  " values, row 1 has " + std::to_string(m.cols) +
+                  " (a matrix must be rectangular)");
   }
   m.rows = int(rows.size());
   return m;
@@ -118,7 +126,8 @@ double Params::get_float(const std::string& name) const {
 int Params::get_int(const std::string& name) const {
   const double v = get_float(name);
   if (!(v >= double(INT_MIN) && v <= double(INT_MAX)))  // only a float parameter read as an int
-    throw usage(filter_ + ": " + name + " must be a whole number within 32 bits (got " + format_number(v) + ")");
+    throw usage(filter_ + ": " + name + " must be a whole number within 32 bits (got " +
+                format_number(v) + ")");
   return int(std::lround(v));
 }
 
@@ -158,14 +167,10 @@ Params validate_params(const std::string& filter, const std::vector<ParamSpec>& 
         if (spec.type == ParamType::int_ && (v < double(INT_MIN) || v > double(INT_MAX)))
           throw usage(where + " must fit a 32-bit int (got " + value + ")");
         if (!fits_float(v))
-          throw usage(where + " must fit a 32-bit float, magnitude at most 3.4e38 (got " + value + ")");
-        if (v < spec.min || v > spec.max) {
-          std::string range = std::isinf(spec.max) ? ">= " + format_number(spec.min)
-                              : std::isinf(spec.min)
-                                  ? "<= " + format_number(spec.max)
-                                  : "in [" + format_number(spec.min) + ", " + format_number(spec.max) + "]";
-          throw usage(where + " must be " + range + " (got " + value + ")");
-        }
+          throw usage(where + " must fit a 32-bit float, magnitude at most 3.4e38 (got " + value +
+                      ")");
+        if (!spec.in_range(v))
+          throw usage(where + " must be " + spec.range_text() + " (got " + value + ")");
         break;
       }
       case ParamType::bool_: {
@@ -176,7 +181,8 @@ Params validate_params(const std::string& filter, const std::vector<ParamSpec>& 
       }
       case ParamType::enum_:
         if (std::find(spec.choices.begin(), spec.choices.end(), value) == spec.choices.end())
-          throw usage(where + " must be one of " + join(spec.choices, "|") + " (got '" + value + "')");
+          throw usage(where + " must be one of " + join(spec.choices, "|") + " (got '" + value +
+                      "')");
         break;
       case ParamType::matrix:
         parse_matrix(value, where);
@@ -187,7 +193,6 @@ Params validate_params(const std::string& filter, const std::vector<ParamSpec>& 
     }
     params.values_[spec.name] = value;
     params.given_[spec.name] = user;
-    params.types_[spec.name] = spec.type;
   }
   return params;
 }
@@ -197,7 +202,8 @@ FilterSpec parse_filter_spec(const std::string& text) {
   const auto colon = text.find(':');
   spec.name = trim(text.substr(0, colon));
   if (spec.name.empty())
-    throw usage("--filter '" + text + "': expected NAME or NAME:key=value,... (e.g. gaussian:sigma=2)");
+    throw usage("--filter '" + text +
+                "': expected NAME or NAME:key=value,... (e.g. gaussian:sigma=2)");
   if (colon == std::string::npos) return spec;
   std::string last_key;
   std::istringstream pieces(text.substr(colon + 1));
@@ -219,54 +225,6 @@ FilterSpec parse_filter_spec(const std::string& text) {
     last_key = key;
   }
   return spec;
-}
-
-const char* border_mode_name(BorderMode mode) {
-  switch (mode) {
-    case BorderMode::replicate: return "replicate";
-    case BorderMode::reflect: return "reflect";
-    case BorderMode::reflect101: return "reflect101";
-    case BorderMode::wrap: return "wrap";
-    case BorderMode::constant: return "constant";
-  }
-  return "?";
-}
-
-std::vector<ParamSpec> border_param_specs() {
-  ParamSpec border{"border", ParamType::enum_, "reflect101",
-                   "how pixels outside the image are made (OpenCV names; reflect101 = gfedcb|abcdefgh|gfedcba)"};
-  border.choices = {"replicate", "reflect", "reflect101", "wrap", "constant"};
-  ParamSpec value{"border_value", ParamType::float_, "0", "pixel value outside the image for border=constant"};
-  return {border, value};
-}
-
-Border border_from_params(const Params& params) {
-  Border border;
-  const std::string& mode = params.get_string("border");
-  for (auto m : {BorderMode::replicate, BorderMode::reflect, BorderMode::reflect101,
-                 BorderMode::wrap, BorderMode::constant})
-    if (mode == border_mode_name(m)) border.mode = m;
-  border.value = float(params.get_float("border_value"));
-  return border;
-}
-
-int border_interpolate(int p, int len, BorderMode mode) {
-  if (p >= 0 && p < len) return p;
-  switch (mode) {
-    case BorderMode::replicate: return p < 0 ? 0 : len - 1;
-    case BorderMode::reflect:
-    case BorderMode::reflect101: {
-      const int delta = mode == BorderMode::reflect101 ? 1 : 0;
-      if (len == 1) return 0;
-      do {
-        p = p < 0 ? -p - 1 + delta : len - 1 - (p - len) - delta;
-      } while (p < 0 || p >= len);
-      return p;
-    }
-    case BorderMode::wrap: return ((p % len) + len) % len;
-    case BorderMode::constant: return -1;
-  }
-  return -1;
 }
 
 }  // namespace clf

@@ -1,4 +1,4 @@
-// Pipeline: the chain of configured filters; Stage and Plane: what a filter's enqueue() works with.
+// Pipeline: the chain of configured filters on one device or several, and its two run()s.
 #include "clf/pipeline.hpp"
 
 #include <cstdint>
@@ -10,47 +10,13 @@
 
 namespace clf {
 
-cl_uint Plane::set_args(cl::Kernel& kernel, cl_uint first) const {
-  kernel.setArg(first++, buffer);
-  kernel.setArg(first++, origin);
-  kernel.setArg(first++, pitch);
-  kernel.setArg(first++, plane_stride);
-  return first;
-}
-
-Plane plane_rows(const Plane& plane, int first_row, int rows) {
-  Plane view = plane;
-  view.origin += first_row * plane.pitch;
-  view.rows = rows;
-  return view;
-}
-
-const Plane& Stage::temp(int index) const {
-  if (index < 0 || size_t(index) >= temps_.size())
-    throw Error(ErrorKind::usage, "filter asked for temp plane " + std::to_string(index) +
-                                      " but declared " + std::to_string(temps_.size()) +
-                                      " in temp_planes()");
-  return temps_[size_t(index)];
-}
-
-void Stage::launch(const cl::Kernel& kernel, const cl::NDRange& global, const cl::NDRange& local,
-                   const char* name) const {
-  cl::Event event;
-  cl_check(queue_->enqueueNDRangeKernel(kernel, cl::NullRange, global, local, nullptr,
-                                        events_ ? &event : nullptr),
-           "clEnqueueNDRangeKernel", name);
-  if (events_) {
-    events_->push_back(event);
-    event_names_->push_back(name);
-  }
-}
-
 struct Pipeline::Link {
   std::shared_ptr<const FilterFactory> factory;  // keeps the plugin library loaded
   std::vector<std::unique_ptr<Filter>> filters;  // filters[d] runs on devices_[d]
 };
 
-Pipeline::Pipeline(std::shared_ptr<Device> device) : Pipeline(std::vector<std::shared_ptr<Device>>{std::move(device)}) {}
+Pipeline::Pipeline(std::shared_ptr<Device> device)
+    : Pipeline(std::vector<std::shared_ptr<Device>>{std::move(device)}) {}
 
 Pipeline::Pipeline(std::vector<std::shared_ptr<Device>> devices)
     : devices_(std::move(devices)), mutex_(std::make_unique<std::mutex>()) {
@@ -89,8 +55,9 @@ void Pipeline::add(const Registry& registry, const std::string& spec) {
 void Pipeline::add(std::unique_ptr<Filter> filter) {
   if (!filter) throw Error(ErrorKind::usage, "Pipeline::add: null filter");
   if (devices_.size() > 1)
-    throw Error(ErrorKind::usage, "Pipeline::add: a filter created by hand runs on one device; this pipeline has " +
-                                      std::to_string(devices_.size()) + " (add it by factory or spec instead)");
+    throw Error(ErrorKind::usage,
+                "Pipeline::add: a filter created by hand runs on one device; this pipeline has " +
+                    std::to_string(devices_.size()) + " (add it by factory or spec instead)");
   std::lock_guard<std::mutex> lock(*mutex_);
   Link link;
   link.filters.push_back(std::move(filter));
@@ -115,7 +82,8 @@ bool shares_memory(const Image& in, const Image& out) {
   if (out.empty() || out.width() != in.width() || out.height() != in.height() ||
       out.channels() != in.channels() || out.type() != in.type())
     return false;
-  const auto a = reinterpret_cast<std::uintptr_t>(in.data()), b = reinterpret_cast<std::uintptr_t>(out.data());
+  const auto a = reinterpret_cast<std::uintptr_t>(in.data()),
+             b = reinterpret_cast<std::uintptr_t>(out.data());
   return a < b + out.byte_size() && b < a + in.byte_size();
 }
 }  // namespace
@@ -124,7 +92,8 @@ namespace {
 // An in-memory image as a row source or sink (the streamer's staged transport for heap images).
 class ImageRows final : public RowSource, public RowSink {
  public:
-  explicit ImageRows(const Image& image, Image* writable = nullptr) : image_(image), writable_(writable) {}
+  explicit ImageRows(const Image& image, Image* writable = nullptr)
+      : image_(image), writable_(writable) {}
   ImageShape shape() const override {
     return {image_.width(), image_.height(), image_.channels(), image_.type()};
   }
@@ -134,7 +103,9 @@ class ImageRows final : public RowSource, public RowSink {
   void write(int begin, int end, const std::byte* rows) override {
     detail::copy_rows(writable_->row(begin), rows, image_.row_bytes() * size_t(end - begin));
   }
-  std::unique_ptr<RowSource> second_reader() const override { return std::make_unique<ImageRows>(image_); }
+  std::unique_ptr<RowSource> second_reader() const override {
+    return std::make_unique<ImageRows>(image_);
+  }
 
  private:
   const Image& image_;
@@ -177,7 +148,8 @@ RunStats Pipeline::run(const Image& in, Image& out, const RunOptions& options) {
 
 RunStats Pipeline::run(RowSource& source, RowSink& sink, const RunOptions& options) {
   const ImageShape shape = source.shape();
-  checked_image_bytes(shape.width, shape.height, shape.channels, pixel_type_size(shape.type), "Pipeline::run source");
+  checked_image_bytes(shape.width, shape.height, shape.channels, pixel_type_size(shape.type),
+                      "Pipeline::run source");
   std::lock_guard<std::mutex> lock(*mutex_);
   detail::Endpoints ends;
   ends.shape = shape;

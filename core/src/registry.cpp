@@ -9,11 +9,13 @@
 #include <boost/dll/shared_library.hpp>
 #include <cstdlib>
 #include <filesystem>
-#include <map>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "clf/error.hpp"
+#include "clf/plugin.hpp"
+#include "util.hpp"
 
 namespace fs = std::filesystem;
 
@@ -43,7 +45,8 @@ auto into_plugin(const std::string& filter, const char* what, Call&& call) -> de
   } catch (const std::exception& e) {
     throw Error(ErrorKind::plugin, filter + ": " + what + " failed: " + e.what());
   } catch (...) {
-    throw Error(ErrorKind::plugin, filter + ": " + what + " threw an exception that is not a std::exception");
+    throw Error(ErrorKind::plugin,
+                filter + ": " + what + " threw an exception that is not a std::exception");
   }
 }
 
@@ -55,8 +58,12 @@ class PluginFilter final : public Filter {
       : library_(std::move(library)), filter_(std::move(filter)), name_(std::move(name)) {}
   ~PluginFilter() override { filter_.reset(); }  // its code is unmapped after, with library_
 
-  Halo halo() const override { return into_plugin(name_, "halo()", [&] { return filter_->halo(); }); }
-  Border border() const override { return into_plugin(name_, "border()", [&] { return filter_->border(); }); }
+  Halo halo() const override {
+    return into_plugin(name_, "halo()", [&] { return filter_->halo(); });
+  }
+  Border border() const override {
+    return into_plugin(name_, "border()", [&] { return filter_->border(); });
+  }
   int temp_planes() const override {
     return into_plugin(name_, "temp_planes()", [&] { return filter_->temp_planes(); });
   }
@@ -90,7 +97,8 @@ class PluginFactory final : public FilterFactory {
   }
   std::unique_ptr<Filter> create(const Params& params, Device& device) const override {
     auto filter = into_plugin(name_, "create()", [&] { return factory_->create(params, device); });
-    if (!filter) throw Error(ErrorKind::plugin, name_ + ": the plugin's create() returned no filter");
+    if (!filter)
+      throw Error(ErrorKind::plugin, name_ + ": the plugin's create() returned no filter");
     return std::make_unique<PluginFilter>(library_, std::move(filter), name_);
   }
 
@@ -111,11 +119,6 @@ Registry::Registry(const std::vector<std::string>& extra_dirs, bool default_dirs
     : impl_(std::make_unique<Impl>()) {
   for (const auto& dir : extra_dirs) load_dir(dir);
   if (!default_dirs) return;
-  if (const char* env = std::getenv("CLF_PLUGIN_PATH"); env && *env) {
-    std::istringstream list(env);
-    for (std::string dir; std::getline(list, dir, ':');)
-      if (!dir.empty()) load_dir(dir);
-  }
   const std::string builtin = default_plugin_dir();
   std::error_code ec;
   if (fs::is_directory(builtin, ec)) load_dir(builtin);
@@ -132,7 +135,8 @@ int Registry::load_dir(const std::string& dir) {
   }
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(dir, ec))
-    if (entry.path().extension() == boost::dll::shared_library::suffix()) files.push_back(entry.path());
+    if (entry.path().extension() == boost::dll::shared_library::suffix())
+      files.push_back(entry.path());
   if (ec) issues_.push_back({dir, "cannot list directory: " + ec.message()});
   std::sort(files.begin(), files.end());  // deterministic order: the first provider of a name wins
   int added = 0;
@@ -144,7 +148,8 @@ int Registry::load_file(const std::string& path_text) {
   std::error_code fs_ec;
   const fs::path canonical = fs::weakly_canonical(path_text, fs_ec);
   const std::string path = fs_ec ? path_text : canonical.string();
-  if (std::find(impl_->loaded_files.begin(), impl_->loaded_files.end(), path) != impl_->loaded_files.end())
+  if (std::find(impl_->loaded_files.begin(), impl_->loaded_files.end(), path) !=
+      impl_->loaded_files.end())
     return 0;  // the same file reached through two search paths
   auto library = std::make_shared<boost::dll::shared_library>();
   boost::dll::fs::error_code ec;
@@ -158,8 +163,9 @@ int Registry::load_file(const std::string& path_text) {
     return 0;
   }
   if (!library->has("clf_plugin_abi_version") || !library->has("clf_plugin_entry")) {
-    issues_.push_back({path, "not a clfilter plugin: no clf_plugin_abi_version / clf_plugin_entry "
-                             "symbol (export one with CLF_PLUGIN)"});
+    issues_.push_back({path,
+                       "not a clfilter plugin: no clf_plugin_abi_version / clf_plugin_entry "
+                       "symbol (export one with CLF_PLUGIN)"});
     return 0;
   }
   // The ABI version and tag are plain C-typed functions: safe to call before trusting any C++ type.
@@ -170,21 +176,24 @@ int Registry::load_file(const std::string& path_text) {
     return 0;
   }
   if (!library->has("clf_plugin_abi_tag")) {
-    issues_.push_back({path, "no clf_plugin_abi_tag symbol: built against other clfilter headers "
-                             "(rebuild the plugin with CLF_PLUGIN)"});
+    issues_.push_back({path,
+                       "no clf_plugin_abi_tag symbol: built against other clfilter headers "
+                       "(rebuild the plugin with CLF_PLUGIN)"});
     return 0;
   }
   const char* tag = library->get_alias<const char*()>("clf_plugin_abi_tag")();
   if (!tag || plugin_abi_tag() != tag) {
-    issues_.push_back({path, "built for '" + std::string(tag ? tag : "(none)") + "', this clfilter is '" +
-                                 plugin_abi_tag() + "' (rebuild the plugin with this clfilter's headers "
+    issues_.push_back({path, "built for '" + std::string(tag ? tag : "(none)") +
+                                 "', this clfilter is '" + plugin_abi_tag() +
+                                 "' (rebuild the plugin with this clfilter's headers "
                                  "and compiler)"});
     return 0;
   }
   PluginManifest manifest;
   try {
-    manifest = into_plugin(path, "the plugin entry",
-                           [&] { return library->get_alias<PluginManifest()>("clf_plugin_entry")(); });
+    manifest = into_plugin(path, "the plugin entry", [&] {
+      return library->get_alias<PluginManifest()>("clf_plugin_entry")();
+    });
   } catch (const Error& e) {
     issues_.push_back({path, e.what()});
     return 0;
@@ -201,7 +210,8 @@ int Registry::load_file(const std::string& path_text) {
       continue;
     }
     if (auto it = impl_->source_of.find(name); it != impl_->source_of.end()) {
-      issues_.push_back({path, "filter '" + name + "' already provided by " + it->second + "; skipped"});
+      issues_.push_back(
+          {path, "filter '" + name + "' already provided by " + it->second + "; skipped"});
       continue;
     }
     impl_->by_name[name] = std::make_shared<PluginFactory>(library, std::move(factory), name);
@@ -218,8 +228,9 @@ std::shared_ptr<const FilterFactory> Registry::find(const std::string& name) con
 
 std::shared_ptr<const FilterFactory> Registry::get(const std::string& name) const {
   if (auto factory = find(name)) return factory;
-  std::string known;
-  for (const auto& [n, f] : impl_->by_name) known += (known.empty() ? "" : ", ") + n;
+  std::vector<std::string> names;
+  for (const auto& [n, f] : impl_->by_name) names.push_back(n);
+  const std::string known = detail::join(names);
   throw Error(ErrorKind::usage, "unknown filter '" + name + "' (available: " +
                                     (known.empty() ? "none; no plugins were found" : known) + ")");
 }

@@ -54,7 +54,9 @@ std::string RunStats::summary() const {
                   upload_busy_ms, compute_busy_ms, download_busy_ms, overlap_ratio());
     text += buf;
   }
-  if (retries) text += "\nretried " + std::to_string(retries) + "x with smaller strips after running out of device memory";
+  if (retries)
+    text += "\nretried " + std::to_string(retries) +
+            "x with smaller strips after running out of device memory";
   return text;
 }
 
@@ -65,22 +67,26 @@ void write_trace_json(const RunStats& stats, const std::string& path) {
   for (const auto& e : stats.trace) tids.emplace(e.track, int(tids.size()) + 1);
   std::vector<const TraceEvent*> events;
   for (const auto& e : stats.trace) events.push_back(&e);
-  std::stable_sort(events.begin(), events.end(),
-                   [](const TraceEvent* a, const TraceEvent* b) { return a->start_us < b->start_us; });
+  std::stable_sort(events.begin(), events.end(), [](const TraceEvent* a, const TraceEvent* b) {
+    return a->start_us < b->start_us;
+  });
   std::ostringstream out;
   out.precision(3);
   out << std::fixed << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
-  out << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"clfilter\"}}";
+  out << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":"
+         "\"clfilter\"}}";
   for (const auto& [track, tid] : tids)
     out << ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":" << tid
-        << ",\"args\":{\"name\":" << json_string(track) << "}},\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":"
-        << tid << ",\"args\":{\"sort_index\":" << tid << "}}";
+        << ",\"args\":{\"name\":" << json_string(track)
+        << "}},\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":" << tid
+        << ",\"args\":{\"sort_index\":" << tid << "}}";
   for (const TraceEvent* e : events) {
     const int tid = tids[e->track];
     out << ",\n{\"name\":" << json_string(e->name) << ",\"cat\":" << json_string(e->track)
         << ",\"ph\":\"B\",\"pid\":1,\"tid\":" << tid << ",\"ts\":" << e->start_us << "}";
     out << ",\n{\"name\":" << json_string(e->name) << ",\"cat\":" << json_string(e->track)
-        << ",\"ph\":\"E\",\"pid\":1,\"tid\":" << tid << ",\"ts\":" << std::max(e->end_us, e->start_us) << "}";
+        << ",\"ph\":\"E\",\"pid\":1,\"tid\":" << tid
+        << ",\"ts\":" << std::max(e->end_us, e->start_us) << "}";
   }
   out << "\n]}\n";
   std::ofstream file(path, std::ios::binary | std::ios::trunc);

@@ -67,11 +67,11 @@ double busy_ms(std::vector<std::pair<double, double>> spans) {
 struct StripCommands {
   int index = 0;
   Range strip, upload, fresh;
-  std::string tag;                     // "strip 7 ", for error messages and the trace
-  std::vector<cl::Event> ready;        // what the strip's first kernel waits for
-  std::vector<cl::Event> events;       // profiled launches, then the strip's last kernel
+  std::string tag;                // "strip 7 ", for error messages and the trace
+  std::vector<cl::Event> ready;   // what the strip's first kernel waits for
+  std::vector<cl::Event> events;  // profiled launches, then the strip's last kernel
   std::vector<std::string> names;
-  Stage stage;                         // the queue and profiling sinks every launch goes through
+  Stage stage;  // the queue and profiling sinks every launch goes through
 };
 
 class Run;
@@ -88,12 +88,22 @@ class Run {
  public:
   Run(const Lane& lane, int lane_index, int lanes, const Endpoints& ends, const RunOptions& options,
       const StripPlan& plan, int slots)
-      : device_(*lane.device), chain_(lane.chain), ends_(ends), shape_(ends.shape), options_(options), plan_(plan),
-        slots_(slots), lane_(lane_index), lanes_(lanes), res_(*lane.resources),
-        in_(plan.in_place()                                     ? Transport::in_place
+      : device_(*lane.device),
+        chain_(lane.chain),
+        ends_(ends),
+        shape_(ends.shape),
+        options_(options),
+        plan_(plan),
+        slots_(slots),
+        lane_(lane_index),
+        lanes_(lanes),
+        res_(*lane.resources),
+        in_(plan.in_place()                                  ? Transport::in_place
             : ends.in && ends.in->pinned() && !plan.cyclic() ? Transport::pinned
                                                              : Transport::staged),
-        out_(plan.in_place() ? Transport::in_place : ends.out && ends.out->pinned() ? Transport::pinned : Transport::staged) {}
+        out_(plan.in_place()                  ? Transport::in_place
+             : ends.out && ends.out->pinned() ? Transport::pinned
+                                              : Transport::staged) {}
 
   // Queues, kernels and slots (kept by the Pipeline between runs of the same shape).
   void prepare();
@@ -131,16 +141,17 @@ class Run {
   const int slots_, lane_, lanes_;
   StreamResources& res_;  // kept by the Pipeline; the names below are views of it
   cl::CommandQueue (&queues_)[3] = res_.queues;
-  cl::Kernel &unpack_ = res_.unpack, &pack_ = res_.pack, &pad_rows_ = res_.pad_rows, &pad_cols_ = res_.pad_cols;
+  cl::Kernel &unpack_ = res_.unpack, &pack_ = res_.pack, &pad_rows_ = res_.pad_rows,
+             &pad_cols_ = res_.pad_cols;
   int& pack_vector_ = res_.pack_vector;
   std::vector<Slot>& ring_ = res_.ring;
 
   const Transport in_, out_;
-  std::vector<Range> fresh_;                // per strip: the rows it uploads from the host
+  std::vector<Range> fresh_;  // per strip: the rows it uploads from the host
   bool source_used_ = false;
-  bool final_in_place_ = false;             // the last stage writes the output image itself
+  bool final_in_place_ = false;            // the last stage writes the output image itself
   cl::Buffer in_place_in_, in_place_out_;  // in place: buffers over the host images
-  double enqueue_us_ = 0;                   // host time issuing strips
+  double enqueue_us_ = 0;                  // host time issuing strips
 
   // profiling
   std::vector<Recorded> recorded_;
@@ -152,8 +163,9 @@ class Run {
 
 void Run::make_queues() {
   const int vw = device_.tuning().vector_width;
-  const std::string key = std::to_string(options_.queues) + (options_.profile ? " profiled " : " ") +
-                          pixel_type_name(shape_.type) + " " + std::to_string(shape_.channels) + " " + std::to_string(vw);
+  const std::string key = std::to_string(options_.queues) +
+                          (options_.profile ? " profiled " : " ") + pixel_type_name(shape_.type) +
+                          " " + std::to_string(shape_.channels) + " " + std::to_string(vw);
   if (res_.queues_key == key) return;
   res_.queues_key.clear();
   const cl_command_queue_properties props = options_.profile ? CL_QUEUE_PROFILING_ENABLE : 0;
@@ -166,7 +178,7 @@ void Run::make_queues() {
     queues_[q] = cl::CommandQueue(device_.context(), device_.device(), props, &err);
     cl_check(err, "clCreateCommandQueue", track_names[q]);
   }
-  const int pixel = int(shape_.type);  // PixelType order matches CLF_PIXEL in pack.cl
+  const int pixel = int(shape_.type);  // PixelType is numbered as CLF_PIXEL (clf/contract.h)
   // Single-channel rows convert a vector of pixels per work-item where the device likes vectors.
   pack_vector_ = shape_.channels == 1 && vw > 1 ? vw : 1;
   std::string options = "-D CLF_PIXEL=" + std::to_string(pixel);
@@ -186,11 +198,11 @@ void Run::make_slots() {
     Image& out = *ends_.out;
     cl_int err = CL_SUCCESS;
     // The kernels only read `in`; OpenCL's host-pointer buffers are not const-typed.
-    in_place_in_ = cl::Buffer(device_.context(), CL_MEM_USE_HOST_PTR | CL_MEM_READ_ONLY, in.byte_size(),
-                              const_cast<std::byte*>(in.data()), &err);
+    in_place_in_ = cl::Buffer(device_.context(), CL_MEM_USE_HOST_PTR | CL_MEM_READ_ONLY,
+                              in.byte_size(), const_cast<std::byte*>(in.data()), &err);
     cl_check(err, "clCreateBuffer", "input image in place");
-    in_place_out_ = cl::Buffer(device_.context(), CL_MEM_USE_HOST_PTR | CL_MEM_WRITE_ONLY, out.byte_size(),
-                               out.data(), &err);
+    in_place_out_ = cl::Buffer(device_.context(), CL_MEM_USE_HOST_PTR | CL_MEM_WRITE_ONLY,
+                               out.byte_size(), out.data(), &err);
     cl_check(err, "clCreateBuffer", "output image in place");
     // f32 single-channel output has the layout of a float plane: no pack pass needed.
     final_in_place_ = out.type() == PixelType::f32 && out.channels() == 1 &&
@@ -198,16 +210,18 @@ void Run::make_slots() {
   }
   const StripPlan& P = plan_;
   const std::string key = std::to_string(slots_) + " " + std::to_string(P.upload_bytes()) + " " +
-                          std::to_string(P.download_bytes()) + " " + std::to_string(P.work_floats()) + " " +
-                          std::to_string(P.temp_floats()) + " " + std::to_string(P.max_temps()) +
-                          (P.in_place() ? " in place" : "") + (in_ == Transport::pinned ? " pinned in" : "") +
+                          std::to_string(P.download_bytes()) + " " +
+                          std::to_string(P.work_floats()) + " " + std::to_string(P.temp_floats()) +
+                          " " + std::to_string(P.max_temps()) + (P.in_place() ? " in place" : "") +
+                          (in_ == Transport::pinned ? " pinned in" : "") +
                           (out_ == Transport::pinned ? " pinned out" : "");
   if (res_.ring_key == key) return;
   res_.ring_key.clear();
   ring_.clear();  // free the old ring before the new one is counted against the budget
   ring_.resize(size_t(slots_));
   for (auto& slot : ring_) {
-    for (auto& work : slot.work) work = device_.alloc(P.work_floats() * sizeof(float), "strip planes");
+    for (auto& work : slot.work)
+      work = device_.alloc(P.work_floats() * sizeof(float), "strip planes");
     for (int t = 0; t < P.max_temps(); ++t)
       slot.temps.push_back(device_.alloc(P.temp_floats() * sizeof(float), "filter temp planes"));
     if (P.in_place()) continue;
@@ -215,8 +229,10 @@ void Run::make_slots() {
     slot.down = device_.alloc(P.download_bytes(), "download strip", CL_MEM_WRITE_ONLY);
     // Pinned host staging, unless the image itself is pinned: DMA runs from/to it while kernels
     // run (pageable memory is several times slower and serialises on a bounce buffer).
-    if (in_ == Transport::staged) slot.staging_in = device_.pinned(P.upload_bytes(), "pinned upload staging");
-    if (out_ == Transport::staged) slot.staging_out = device_.pinned(P.download_bytes(), "pinned download staging");
+    if (in_ == Transport::staged)
+      slot.staging_in = device_.pinned(P.upload_bytes(), "pinned upload staging");
+    if (out_ == Transport::staged)
+      slot.staging_out = device_.pinned(P.download_bytes(), "pinned download staging");
   }
   res_.ring_key = key;
 }
@@ -250,7 +266,8 @@ void Run::enqueue_upload(StripCommands& strip, Slot& slot) {
   const size_t offset = row_bytes * size_t(fresh.begin - strip.upload.begin);
   if (slot.downloaded()) strip.ready.push_back(slot.downloaded);  // its download buffer is free
   if (in_ == Transport::in_place || fresh.size() == 0) return;
-  const void* from = in_ == Transport::pinned ? ends_.in->row(fresh.begin) : slot.staging_in.data + offset;
+  const void* from =
+      in_ == Transport::pinned ? ends_.in->row(fresh.begin) : slot.staging_in.data + offset;
   if (in_ == Transport::staged) {
     const auto start = Clock::now();
     ends_.source->discard_before(strip.upload.begin);
@@ -261,12 +278,14 @@ void Run::enqueue_upload(StripCommands& strip, Slot& slot) {
       host_spans_.push_back({3, strip.tag + "pack", start, Clock::now()});
     }
   }
-  if (strip.index == lane_) first_enqueue_ = Clock::now();  // its upload's QUEUED time is this moment
+  if (strip.index == lane_)
+    first_enqueue_ = Clock::now();  // its upload's QUEUED time is this moment
   // The slot's upload buffer is free once its last strip, and the strip after it, have read it.
   std::vector<cl::Event> free_up;
   if (slot.up_free()) free_up.push_back(slot.up_free);
   cl::Event uploaded;
-  cl_check(queues_[0].enqueueWriteBuffer(slot.up.get(), CL_FALSE, offset, row_bytes * size_t(fresh.size()), from,
+  cl_check(queues_[0].enqueueWriteBuffer(slot.up.get(), CL_FALSE, offset,
+                                         row_bytes * size_t(fresh.size()), from,
                                          free_up.empty() ? nullptr : &free_up, &uploaded),
            "clEnqueueWriteBuffer", strip.tag + "upload");
   if (options_.profile) recorded_.push_back({uploaded, strip.tag + "upload", 0});
@@ -294,7 +313,8 @@ void Run::enqueue_unpack(StripCommands& strip, Slot& slot) {
     const Range prev = plan_.upload_rows(plan_.strip(strip.index - 1));
     kernel.setArg(next, previous_slot(strip.index).up.get());
     // In samples: row up.begin of the previous strip's buffer, minus this strip's row 0.
-    kernel.setArg(next + 1, cl_ulong(size_t(up.begin - prev.begin) * plan_.width() * plan_.channels()));
+    kernel.setArg(next + 1,
+                  cl_ulong(size_t(up.begin - prev.begin) * plan_.width() * plan_.channels()));
   } else {
     kernel.setArg(next, in_place ? in_place_in_ : slot.up.get());
     kernel.setArg(next + 1, cl_ulong(0));
@@ -308,9 +328,10 @@ void Run::enqueue_unpack(StripCommands& strip, Slot& slot) {
   // The compute queue is in order: waiting here orders every kernel of this strip after it.
   cl::Event event;
   const int items = (plan_.width() + pack_vector_ - 1) / pack_vector_ + 2 * hx;
-  cl_check(queues_[1].enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(size_t(round_up(items, 64)), size_t(up.size())),
-                                           cl::NDRange(64, 1), strip.ready.empty() ? nullptr : &strip.ready,
-                                           options_.profile ? &event : nullptr),
+  cl_check(queues_[1].enqueueNDRangeKernel(
+               kernel, cl::NullRange, cl::NDRange(size_t(round_up(items, 64)), size_t(up.size())),
+               cl::NDRange(64, 1), strip.ready.empty() ? nullptr : &strip.ready,
+               options_.profile ? &event : nullptr),
            "clEnqueueNDRangeKernel", "clf_unpack");
   if (strip.index == lane_ && in_place) first_event_ = event;
   if (options_.profile) {
@@ -329,7 +350,8 @@ void Run::enqueue_stage(int s, StripCommands& strip, Slot& slot) {
   Plane input = plane(s, slot.work[s % 2], own);
   // Rows outside the image: filled by the border rule, except in cyclic plans (they were computed).
   const bool cyclic = plan_.cyclic();
-  const int top = cyclic ? 0 : std::max(0, hy - own.begin), bottom = cyclic ? 0 : std::max(0, own.end + hy - height);
+  const int top = cyclic ? 0 : std::max(0, hy - own.begin),
+            bottom = cyclic ? 0 : std::max(0, own.end + hy - height);
   for (auto [row_begin, count] : {std::pair{-hy, top}, std::pair{height - own.begin, bottom}}) {
     if (count == 0) continue;
     input.set_args(pad_rows_, 0);
@@ -340,8 +362,10 @@ void Run::enqueue_stage(int s, StripCommands& strip, Slot& slot) {
     pad_rows_.setArg(8, row_begin);
     pad_rows_.setArg(9, int(shape.border.mode));
     pad_rows_.setArg(10, shape.border.value);
-    strip.stage.launch(pad_rows_, cl::NDRange(size_t(round_up(width + 2 * hx, 64)), size_t(count), size_t(plan_.channels())),
-                       cl::NDRange(64, 1, 1), "clf_pad_rows");
+    strip.stage.launch(
+        pad_rows_,
+        cl::NDRange(size_t(round_up(width + 2 * hx, 64)), size_t(count), size_t(plan_.channels())),
+        cl::NDRange(64, 1, 1), "clf_pad_rows");
   }
   const int inside_begin = cyclic ? -hy : std::max(-hy, -own.begin);
   const int inside_end = cyclic ? own.size() + hy : std::min(own.size() + hy, height - own.begin);
@@ -352,14 +376,14 @@ void Run::enqueue_stage(int s, StripCommands& strip, Slot& slot) {
     pad_cols_.setArg(6, inside_begin);
     pad_cols_.setArg(7, int(shape.border.mode));
     pad_cols_.setArg(8, shape.border.value);
-    strip.stage.launch(pad_cols_, cl::NDRange(size_t(2 * hx), size_t(inside_end - inside_begin), size_t(plan_.channels())),
-                       cl::NullRange, "clf_pad_cols");
+    strip.stage.launch(
+        pad_cols_,
+        cl::NDRange(size_t(2 * hx), size_t(inside_end - inside_begin), size_t(plan_.channels())),
+        cl::NullRange, "clf_pad_cols");
   }
   const Range next_own = plan_.stage_input_rows(std::min(s + 2, n), strip.strip);
   Stage& stage = strip.stage;
-  stage.input_ = input;
-  stage.output_ = plane_rows(plane(s + 1, slot.work[(s + 1) % 2], next_own), own.begin - next_own.begin, own.size());
-  stage.temps_.clear();
+  std::vector<Plane> temps;
   for (int t = 0; t < shape.temps; ++t) {
     Plane temp;
     temp.buffer = slot.temps[size_t(t)].get();
@@ -368,29 +392,36 @@ void Run::enqueue_stage(int s, StripCommands& strip, Slot& slot) {
     temp.origin = hy * temp.pitch;
     temp.width = width;
     temp.rows = own.size();
-    stage.temps_.push_back(temp);
+    temps.push_back(temp);
   }
+  StageBinder::set_planes(stage, input,
+                          plane_rows(plane(s + 1, slot.work[(s + 1) % 2], next_own),
+                                     own.begin - next_own.begin, own.size()),
+                          std::move(temps));
   chain_[size_t(s)]->enqueue(stage);
 }
 
 void Run::enqueue_pack(StripCommands& strip, Slot& slot) {
   // The final planes into native pixels (unless they are the output image already); the strip's
-  // last kernel, whose event orders the download. Unprofiled, with a filter's kernel last: a marker.
+  // last kernel, whose event orders the download. Unprofiled, with a filter's kernel last: a
+  // marker.
   const int n = plan_.stages();
   const bool in_place = plan_.in_place();
   if (!final_in_place_) {
     Plane src = plane(n, slot.work[n % 2], strip.strip);
     src.set_args(pack_, 0);
     pack_.setArg(4, in_place ? in_place_out_ : slot.down.get());
-    pack_.setArg(5, cl_ulong(in_place ? size_t(strip.strip.begin) * plan_.width() * plan_.channels() : 0));
+    pack_.setArg(
+        5, cl_ulong(in_place ? size_t(strip.strip.begin) * plan_.width() * plan_.channels() : 0));
     pack_.setArg(6, plan_.width());
     pack_.setArg(7, strip.strip.size());
     pack_.setArg(8, plan_.channels());
     const int items = (plan_.width() + pack_vector_ - 1) / pack_vector_;
     cl::Event packed;
-    cl_check(queues_[1].enqueueNDRangeKernel(pack_, cl::NullRange,
-                                             cl::NDRange(size_t(round_up(items, 64)), size_t(strip.strip.size())),
-                                             cl::NDRange(64, 1), nullptr, &packed),
+    cl_check(queues_[1].enqueueNDRangeKernel(
+                 pack_, cl::NullRange,
+                 cl::NDRange(size_t(round_up(items, 64)), size_t(strip.strip.size())),
+                 cl::NDRange(64, 1), nullptr, &packed),
              "clEnqueueNDRangeKernel", "clf_pack");
     strip.events.push_back(packed);
     if (options_.profile) strip.names.push_back("clf_pack");
@@ -405,7 +436,8 @@ void Run::enqueue_pack(StripCommands& strip, Slot& slot) {
   if (strip.fresh.begin > strip.upload.begin)  // the previous strip's upload buffer was read too
     previous_slot(strip.index).up_free = strip.events.back();
   if (options_.profile)
-    for (size_t e = 0; e < strip.events.size(); ++e) recorded_.push_back({strip.events[e], strip.tag + strip.names[e], 1});
+    for (size_t e = 0; e < strip.events.size(); ++e)
+      recorded_.push_back({strip.events[e], strip.tag + strip.names[e], 1});
 }
 
 void Run::enqueue_landing(StripCommands& strip, Slot& slot, cl::Event& downloaded) {
@@ -415,17 +447,20 @@ void Run::enqueue_landing(StripCommands& strip, Slot& slot, cl::Event& downloade
   const size_t row_bytes = shape_.row_bytes(), bytes = row_bytes * size_t(strip.strip.size());
   if (out_ == Transport::in_place) {
     cl_int err = CL_SUCCESS;
-    void* mapped = queues_[1].enqueueMapBuffer(in_place_out_, CL_FALSE, CL_MAP_READ, row_bytes * size_t(strip.strip.begin),
-                                               bytes, &computed, &downloaded, &err);
+    void* mapped = queues_[1].enqueueMapBuffer(in_place_out_, CL_FALSE, CL_MAP_READ,
+                                               row_bytes * size_t(strip.strip.begin), bytes,
+                                               &computed, &downloaded, &err);
     cl_check(err, "clEnqueueMapBuffer", strip.tag + "output rows");
-    cl_check(queues_[1].enqueueUnmapMemObject(in_place_out_, mapped, nullptr, nullptr), "clEnqueueUnmapMemObject",
-             strip.tag + "output rows");
+    cl_check(queues_[1].enqueueUnmapMemObject(in_place_out_, mapped, nullptr, nullptr),
+             "clEnqueueUnmapMemObject", strip.tag + "output rows");
     cl_check(queues_[1].flush(), "clFlush", "compute");
     return;
   }
-  void* to = out_ == Transport::pinned ? static_cast<void*>(ends_.out->row(strip.strip.begin)) : slot.staging_out.data;
-  cl_check(queues_[2].enqueueReadBuffer(slot.down.get(), CL_FALSE, 0, bytes, to, &computed, &downloaded),
-           "clEnqueueReadBuffer", strip.tag + "download");
+  void* to = out_ == Transport::pinned ? static_cast<void*>(ends_.out->row(strip.strip.begin))
+                                       : slot.staging_out.data;
+  cl_check(
+      queues_[2].enqueueReadBuffer(slot.down.get(), CL_FALSE, 0, bytes, to, &computed, &downloaded),
+      "clEnqueueReadBuffer", strip.tag + "download");
   if (options_.profile) recorded_.push_back({downloaded, strip.tag + "download", 2});
   slot.downloaded = downloaded;
   for (int q = 0; q < 3; ++q) cl_check(queues_[q].flush(), "clFlush", track_names[q]);
@@ -443,14 +478,13 @@ Landing Run::issue_strip(int index) {
   strip.strip = plan_.strip(index);
   strip.upload = plan_.upload_rows(strip.strip);
   strip.fresh = fresh_[size_t(index)];
-  strip.tag = (lanes_ > 1 ? "device " + std::to_string(lane_) + " " : "") + "strip " + std::to_string(index) + " ";
-  strip.stage.device_ = &device_;
-  strip.stage.queue_ = &queues_[1];
-  strip.stage.channels_ = plan_.channels();
-  // Profiling keeps every launch's event; otherwise only the strip's last kernel's (the pack, else a
-  // marker) orders the download: an event per launch is host work per command for the driver.
-  strip.stage.events_ = options_.profile ? &strip.events : nullptr;
-  strip.stage.event_names_ = options_.profile ? &strip.names : nullptr;
+  strip.tag = (lanes_ > 1 ? "device " + std::to_string(lane_) + " " : "") + "strip " +
+              std::to_string(index) + " ";
+  // Profiling keeps every launch's event; otherwise only the strip's last kernel's (the pack, else
+  // a marker) orders the download: an event per launch is host work per command for the driver.
+  StageBinder::bind(strip.stage, device_, queues_[1], plan_.channels(),
+                    options_.profile ? &strip.events : nullptr,
+                    options_.profile ? &strip.names : nullptr);
   enqueue_upload(strip, *job.slot);
   enqueue_unpack(strip, *job.slot);
   for (int s = 0; s < plan_.stages(); ++s) enqueue_stage(s, strip, *job.slot);
@@ -461,14 +495,16 @@ Landing Run::issue_strip(int index) {
 }
 
 void Run::land(const Landing& job) {
-  cl_check(job.downloaded.wait(), "clWaitForEvents", "strip " + std::to_string(job.index) + " download");
+  cl_check(job.downloaded.wait(), "clWaitForEvents",
+           "strip " + std::to_string(job.index) + " download");
   if (out_ != Transport::staged) return;
   const auto start = Clock::now();
   const Range strip = plan_.strip(job.index);
   ends_.sink->write(strip.begin, strip.end, job.slot->staging_out.data);
   if (options_.profile) {
     std::lock_guard<std::mutex> lock(spans_mutex_);
-    host_spans_.push_back({4, "strip " + std::to_string(job.index) + " unpack", start, Clock::now()});
+    host_spans_.push_back(
+        {4, "strip " + std::to_string(job.index) + " unpack", start, Clock::now()});
   }
 }
 
@@ -483,17 +519,19 @@ void Run::prepare() {
 
 void Run::add_stats(RunStats& stats, Clock::time_point t0) {
   stats.host_enqueue_ms += enqueue_us_ / 1000.0;
-  for (int i = lane_; i < plan_.strips(); i += lanes_) stats.bytes_uploaded += shape_.row_bytes() * size_t(fresh_[size_t(i)].size());
+  for (int i = lane_; i < plan_.strips(); i += lanes_)
+    stats.bytes_uploaded += shape_.row_bytes() * size_t(fresh_[size_t(i)].size());
   if (options_.profile) collect(stats, t0);
 }
 
 void Run::collect(RunStats& stats, Clock::time_point t0) {
-  // Device timestamps -> the host clock: the lane's first upload was queued when the host enqueued it.
+  // Device timestamps -> the host clock: the lane's first upload was queued when the host enqueued
+  // it.
   if (!first_event_()) return;  // no strip
   cl_ulong queued = 0;
   first_event_.getProfilingInfo(CL_PROFILING_COMMAND_QUEUED, &queued);
-  const double offset_us =
-      std::chrono::duration<double, std::micro>(first_enqueue_ - t0).count() - double(queued) / 1000.0;
+  const double offset_us = std::chrono::duration<double, std::micro>(first_enqueue_ - t0).count() -
+                           double(queued) / 1000.0;
   std::vector<std::pair<double, double>> spans[3];
   for (auto& r : recorded_) {
     cl_ulong start = 0, end = 0;
@@ -505,7 +543,8 @@ void Run::collect(RunStats& stats, Clock::time_point t0) {
     stats.trace.push_back({track_names[r.track], r.name, s, e});
   }
   for (auto& h : host_spans_)
-    stats.trace.push_back({track_names[h.track], h.name, std::chrono::duration<double, std::micro>(h.start - t0).count(),
+    stats.trace.push_back({track_names[h.track], h.name,
+                           std::chrono::duration<double, std::micro>(h.start - t0).count(),
                            std::chrono::duration<double, std::micro>(h.end - t0).count()});
   // Several lanes: the busiest device's queues.
   stats.upload_busy_ms = std::max(stats.upload_busy_ms, busy_ms(spans[0]));
@@ -518,7 +557,8 @@ void Run::collect(RunStats& stats, Clock::time_point t0) {
 // the source is read and the sink written by one thread each, in row order, whatever the lanes.
 class Scheduler {
  public:
-  Scheduler(const std::vector<std::unique_ptr<Run>>& lanes, const RunOptions& options, int strips, int slots)
+  Scheduler(const std::vector<std::unique_ptr<Run>>& lanes, const RunOptions& options, int strips,
+            int slots)
       : lanes_(lanes), options_(options), strips_(strips), window_(slots * int(lanes.size())) {}
   void run();
 
@@ -654,17 +694,25 @@ void Scheduler::run_with_landing_thread() {
 class CyclicRows final : public RowSource {
  public:
   CyclicRows(RowSource& source, std::unique_ptr<RowSource> second, int halo)
-      : source_(source), second_(std::move(second)), halo_(halo), row_bytes_(source.shape().row_bytes()) {}
+      : source_(source),
+        second_(std::move(second)),
+        halo_(halo),
+        row_bytes_(source.shape().row_bytes()) {}
   ImageShape shape() const override { return source_.shape(); }
-  void discard_before(int row) override { source_.discard_before(std::clamp(row, 0, shape().height)); }
+  void discard_before(int row) override {
+    source_.discard_before(std::clamp(row, 0, shape().height));
+  }
   void read(int begin, int end, std::byte* rows) override {
     const int height = shape().height;
     if (begin < -halo_ || end > height + halo_)
-      throw Error(ErrorKind::usage, "cyclic rows " + std::to_string(begin) + " to " + std::to_string(end) +
-                                        " reach past the halo of " + std::to_string(halo_));
+      throw Error(ErrorKind::usage, "cyclic rows " + std::to_string(begin) + " to " +
+                                        std::to_string(end) + " reach past the halo of " +
+                                        std::to_string(halo_));
     if (second_) load_ends();
     auto copy = [&](int from, int to, const std::byte* kept) {
-      if (to > from) std::copy(kept, kept + size_t(to - from) * row_bytes_, rows + size_t(from - begin) * row_bytes_);
+      if (to > from)
+        std::copy(kept, kept + size_t(to - from) * row_bytes_,
+                  rows + size_t(from - begin) * row_bytes_);
     };
     copy(begin, std::min(end, 0), last_.data() + size_t(std::max(0, begin + halo_)) * row_bytes_);
     const int a = std::max(begin, 0), b = std::min(end, height);
@@ -697,22 +745,26 @@ uint64_t default_budget(const DeviceInfo& info) {
 
 void check_options(const RunOptions& options) {
   if (options.slots < 1 || options.slots > 64)
-    throw Error(ErrorKind::usage, "slots must be in [1, 64] (got " + std::to_string(options.slots) + ")");
+    throw Error(ErrorKind::usage,
+                "slots must be in [1, 64] (got " + std::to_string(options.slots) + ")");
   if (options.queues != 1 && options.queues != 3)
-    throw Error(ErrorKind::usage, "queues must be 1 or 3 (got " + std::to_string(options.queues) + ")");
+    throw Error(ErrorKind::usage,
+                "queues must be 1 or 3 (got " + std::to_string(options.queues) + ")");
   if (options.strip_rows < 0)
-    throw Error(ErrorKind::usage, "strip rows must be >= 0 (got " + std::to_string(options.strip_rows) + ")");
+    throw Error(ErrorKind::usage,
+                "strip rows must be >= 0 (got " + std::to_string(options.strip_rows) + ")");
 }
 
 Error over_budget(const StripPlan& plan, int slots, uint64_t room) {
   const std::string why = plan.indexable() ? "" : " (a strip buffer passes 2^31 floats)";
-  return Error(ErrorKind::device,
-               "strips of " + std::to_string(plan.strip_rows()) + " rows need " +
-                   std::to_string(uint64_t(slots) * plan.slot_bytes() >> 20) + " MiB of device memory, over the budget of " +
-                   std::to_string(room >> 20) + " MiB" + why +
-                   "; raise --max-device-memory or lower --slots (a chain mixing wrap with other vertical "
-                   "borders needs the whole image on the device)",
-               CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  return Error(
+      ErrorKind::device,
+      "strips of " + std::to_string(plan.strip_rows()) + " rows need " +
+          std::to_string(uint64_t(slots) * plan.slot_bytes() >> 20) +
+          " MiB of device memory, over the budget of " + std::to_string(room >> 20) + " MiB" + why +
+          "; raise --max-device-memory or lower --slots (a chain mixing wrap with other vertical "
+          "borders needs the whole image on the device)",
+      CL_MEM_OBJECT_ALLOCATION_FAILURE);
 }
 
 }  // namespace
@@ -734,6 +786,33 @@ struct Room {
 };
 }  // namespace
 
+// One attempt at a plan: every lane's Run set up, the strips scheduled over them, the stats
+// gathered. On failure, `rows_consumed` says whether rows were taken from a source that cannot
+// rewind (so the attempt cannot be retried).
+void run_plan(const std::vector<Lane>& lanes, const Endpoints& ends, const RunOptions& options,
+              const StripPlan& plan, int slots, RunStats& stats, bool& rows_consumed) {
+  std::vector<std::unique_ptr<Run>> runs;
+  for (size_t l = 0; l < lanes.size(); ++l)
+    runs.push_back(
+        std::make_unique<Run>(lanes[l], int(l), int(lanes.size()), ends, options, plan, slots));
+  try {
+    for (auto& run : runs) run->prepare();
+    const auto t0 = Clock::now();
+    Scheduler(runs, options, plan.strips(), slots).run();
+    stats.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    stats.host_enqueue_ms = 0;
+    stats.bytes_uploaded = 0;
+    stats.bytes_downloaded = ends.shape.row_bytes() * size_t(ends.shape.height);
+    for (auto& run : runs) run->add_stats(stats, t0);
+  } catch (...) {
+    for (auto& run : runs) rows_consumed = rows_consumed || (run->source_used() && !ends.in);
+    throw;
+  }
+  stats.device_bytes_peak = 0;
+  for (const Lane& lane : lanes)
+    stats.device_bytes_peak = std::max(stats.device_bytes_peak, lane.device->peak_bytes_in_use());
+}
+
 RunStats stream(const std::vector<Lane>& lanes, const Endpoints& ends, const RunOptions& options) {
   check_options(options);
   if (lanes.empty()) throw Error(ErrorKind::usage, "a run needs at least one device");
@@ -746,16 +825,18 @@ RunStats stream(const std::vector<Lane>& lanes, const Endpoints& ends, const Run
   for (const Lane& lane : lanes) {
     max_alloc = std::min(max_alloc, lane.device->max_alloc_bytes());
     // Filter weights and the like, already allocated (a ring kept from the last run is this run's).
-    rooms.push_back({options.max_device_memory ? options.max_device_memory : default_budget(lane.device->info()),
+    rooms.push_back({options.max_device_memory ? options.max_device_memory
+                                               : default_budget(lane.device->info()),
                      lane.device->bytes_in_use() - lane.resources->ring_bytes()});
   }
   // A chain whose vertical borders all wrap streams cyclically where the source has a second
   // reader (otherwise its one strip is the whole image); in place would be one strip.
   const int wrap_halo = cyclic_halo(stages, ends.shape.height);
-  std::unique_ptr<RowSource> second = wrap_halo > 0 && ends.source ? ends.source->second_reader() : nullptr;
+  std::unique_ptr<RowSource> second =
+      wrap_halo > 0 && ends.source ? ends.source->second_reader() : nullptr;
   const bool cyclic = second != nullptr;
-  const bool in_place = options.zero_copy && info.is_cpu && ends.in && ends.out && !cyclic && lanes.size() == 1 &&
-                        ends.in->byte_size() <= max_alloc;
+  const bool in_place = options.zero_copy && info.is_cpu && ends.in && ends.out && !cyclic &&
+                        lanes.size() == 1 && ends.in->byte_size() <= max_alloc;
   std::unique_ptr<CyclicRows> cyclic_rows;
   Endpoints run_ends = ends;
   if (cyclic) {
@@ -770,14 +851,15 @@ RunStats stream(const std::vector<Lane>& lanes, const Endpoints& ends, const Run
     auto fits = [&](const StripPlan& P, int slots) {
       for (const Room& room : rooms)
         if (uint64_t(slots) * P.slot_bytes() > room.left()) return false;
-      return P.indexable() && P.work_floats() * sizeof(float) <= max_alloc && P.upload_bytes() <= max_alloc &&
-             P.temp_floats() * sizeof(float) <= max_alloc;
+      return P.indexable() && P.work_floats() * sizeof(float) <= max_alloc &&
+             P.upload_bytes() <= max_alloc && P.temp_floats() * sizeof(float) <= max_alloc;
     };
-    const StripChoice choice =
-        choose_strips(stages, ends.shape, in_place, cyclic, info.is_gpu, requested_rows, options.slots, fits);
+    const StripChoice choice = choose_strips(stages, ends.shape, in_place, cyclic, info.is_gpu,
+                                             requested_rows, options.slots, fits);
     const StripPlan plan(stages, ends.shape, choice.rows, in_place, cyclic);
-    const Room tightest = *std::min_element(rooms.begin(), rooms.end(),
-                                            [](const Room& a, const Room& b) { return a.left() < b.left(); });
+    const Room tightest =
+        *std::min_element(rooms.begin(), rooms.end(),
+                          [](const Room& a, const Room& b) { return a.left() < b.left(); });
     if (!fits(plan, choice.slots)) throw over_budget(plan, choice.slots, tightest.left());
     for (const Lane& lane : lanes) lane.device->reset_peak();
     stats.strips = plan.strips();
@@ -788,31 +870,17 @@ RunStats stream(const std::vector<Lane>& lanes, const Endpoints& ends, const Run
     stats.zero_copy = in_place;
     bool rows_consumed = false;
     try {
-      std::vector<std::unique_ptr<Run>> runs;
-      for (size_t l = 0; l < lanes.size(); ++l)
-        runs.push_back(std::make_unique<Run>(lanes[l], int(l), int(lanes.size()), run_ends, options, plan, choice.slots));
-      try {
-        for (auto& run : runs) run->prepare();
-        const auto t0 = Clock::now();
-        Scheduler(runs, options, plan.strips(), choice.slots).run();
-        stats.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-        stats.host_enqueue_ms = 0;
-        stats.bytes_uploaded = 0;
-        stats.bytes_downloaded = ends.shape.row_bytes() * size_t(ends.shape.height);
-        for (auto& run : runs) run->add_stats(stats, t0);
-      } catch (...) {
-        for (auto& run : runs) rows_consumed = rows_consumed || (run->source_used() && !ends.in);
-        throw;
-      }
-      stats.device_bytes_peak = 0;
-      for (const Lane& lane : lanes) stats.device_bytes_peak = std::max(stats.device_bytes_peak, lane.device->peak_bytes_in_use());
+      run_plan(lanes, run_ends, options, plan, choice.slots, stats, rows_consumed);
       return stats;
     } catch (const Error& e) {
-      for (const Lane& lane : lanes) lane.resources->clear();  // queues that saw a failure, buffers sized for it
+      for (const Lane& lane : lanes)
+        lane.resources->clear();  // queues that saw a failure, buffers sized for it
       // Out of device memory: retry with half the working set, down to one-row strips (unless a
       // source that cannot rewind has handed out rows already).
-      if (!e.is_out_of_memory() || (plan.strip_rows() == 1 && choice.slots == 1) || rows_consumed) throw;
-      for (Room& room : rooms) room.budget = room.fixed + uint64_t(choice.slots) * plan.slot_bytes() / 2;
+      if (!e.is_out_of_memory() || (plan.strip_rows() == 1 && choice.slots == 1) || rows_consumed)
+        throw;
+      for (Room& room : rooms)
+        room.budget = room.fixed + uint64_t(choice.slots) * plan.slot_bytes() / 2;
       requested_rows = 0;
       stats.trace.clear();
     }

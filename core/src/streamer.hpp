@@ -1,6 +1,7 @@
-// The streamer: runs a chain of filters over an image in strips through a ring of device slots, with
-// separate upload / compute / download queues. Private to the core; Pipeline::run is its face.
+// The streamer: runs a chain of filters over an image in strips through a ring of device slots,
+// with separate upload / compute / download queues. Private to the core; Pipeline::run is its face.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "clf/filter.hpp"
@@ -10,6 +11,24 @@
 #include "clf/stats.hpp"
 
 namespace clf::detail {
+
+// The streamer's access to the Stage it hands each filter.
+struct StageBinder {
+  static void bind(Stage& stage, Device& device, const cl::CommandQueue& queue, int channels,
+                   std::vector<cl::Event>* events, std::vector<std::string>* event_names) {
+    stage.device_ = &device;
+    stage.queue_ = &queue;
+    stage.channels_ = channels;
+    stage.events_ = events;
+    stage.event_names_ = event_names;
+  }
+  static void set_planes(Stage& stage, const Plane& input, const Plane& output,
+                         std::vector<Plane> temps) {
+    stage.input_ = input;
+    stage.output_ = output;
+    stage.temps_ = std::move(temps);
+  }
+};
 
 // One ring slot: the device buffers of a strip in flight and its pinned host staging.
 struct Slot {

@@ -27,14 +27,18 @@ int cyclic_halo(const std::vector<StageShape>& stages, int height) {
   return 2 * halo <= height ? halo : 0;
 }
 
-StripPlan::StripPlan(const std::vector<StageShape>& stages, const ImageShape& image, int strip_rows, bool in_place,
-                     bool cyclic)
-    : stages_(stages), image_(image), in_place_(in_place), cyclic_(cyclic && cyclic_halo(stages, image.height) > 0) {
+StripPlan::StripPlan(const std::vector<StageShape>& stages, const ImageShape& image, int strip_rows,
+                     bool in_place, bool cyclic)
+    : stages_(stages),
+      image_(image),
+      in_place_(in_place),
+      cyclic_(cyclic && cyclic_halo(stages, image.height) > 0) {
   const int n = this->stages();
   strip_rows_ = std::max(1, std::min(strip_rows, height()));
   strips_ = (height() + strip_rows_ - 1) / strip_rows_;
   below_.assign(size_t(n) + 1, 0);
-  for (int s = n - 1; s >= 0; --s) below_[size_t(s)] = below_[size_t(s) + 1] + stages_[size_t(s)].hy;
+  for (int s = n - 1; s >= 0; --s)
+    below_[size_t(s)] = below_[size_t(s) + 1] + stages_[size_t(s)].hy;
   auto most_rows = [&](int s) {
     const int64_t rows = int64_t(strip_rows_) + 2 * below_[size_t(s)];
     return int(cyclic_ ? rows : std::min<int64_t>(height(), rows));
@@ -43,10 +47,13 @@ StripPlan::StripPlan(const std::vector<StageShape>& stages, const ImageShape& im
   for (int s = 0; s <= n; ++s) {  // s = n: the final planes
     const int hx = s < n ? stages_[size_t(s)].hx : 0, hy = s < n ? stages_[size_t(s)].hy : 0;
     pitch_.push_back(round_up(round_up(width(), 4) + 2 * plane_margin(hx), pitch_align));
-    capacity_rows_.push_back(most_rows(std::min(s + 1, n)) + 2 * hy);  // the rows stage s computes, +- its halo
-    work_floats_ = std::max(work_floats_, size_t(channels()) * size_t(pitch_.back()) * size_t(capacity_rows_.back()));
+    capacity_rows_.push_back(most_rows(std::min(s + 1, n)) +
+                             2 * hy);  // the rows stage s computes, +- its halo
+    work_floats_ = std::max(
+        work_floats_, size_t(channels()) * size_t(pitch_.back()) * size_t(capacity_rows_.back()));
     if (s < n && stages_[size_t(s)].temps > 0) {
-      temp_floats_ = std::max(temp_floats_, size_t(channels()) * size_t(temp_pitch_) * size_t(capacity_rows_.back()));
+      temp_floats_ = std::max(
+          temp_floats_, size_t(channels()) * size_t(temp_pitch_) * size_t(capacity_rows_.back()));
       max_temps_ = std::max(max_temps_, stages_[size_t(s)].temps);
     }
   }
@@ -103,15 +110,16 @@ std::vector<Range> StripPlan::fresh_rows(int slots, uint64_t min_shared_bytes) c
       const Range prev = upload_rows(strip(i - 1));
       const int begin = std::min(up.end, std::max(up.begin, prev.end));
       const uint64_t shared_bytes = uint64_t(begin - up.begin) * image_.row_bytes();
-      if (begin > up.begin && up.begin >= fresh.back().begin && shared_bytes >= min_shared_bytes) mine.begin = begin;
+      if (begin > up.begin && up.begin >= fresh.back().begin && shared_bytes >= min_shared_bytes)
+        mine.begin = begin;
     }
     fresh.push_back(mine);
   }
   return fresh;
 }
 
-StripChoice choose_strips(const std::vector<StageShape>& stages, const ImageShape& image, bool in_place,
-                          bool cyclic, bool gpu, int requested, int slots,
+StripChoice choose_strips(const std::vector<StageShape>& stages, const ImageShape& image,
+                          bool in_place, bool cyclic, bool gpu, int requested, int slots,
                           const std::function<bool(const StripPlan&, int slots)>& fits) {
   const int height = image.height;
   int rows = requested;
@@ -121,7 +129,8 @@ StripChoice choose_strips(const std::vector<StageShape>& stages, const ImageShap
     // the last strip's transfer and compute overlap nothing). CPUs: 4 MiB of the float planes the
     // kernels work on, at least 4 strips, so that a strip's planes stay in the caches between
     // passes (docs/PERFORMANCE.md has both measurements).
-    const uint64_t row_bytes = gpu ? image.row_bytes() : uint64_t(image.width) * image.channels * sizeof(float);
+    const uint64_t row_bytes =
+        gpu ? image.row_bytes() : uint64_t(image.width) * image.channels * sizeof(float);
     const int by_bytes = int(std::max<uint64_t>(1, (uint64_t(4) << 20) / row_bytes));
     const int strips = std::max((height + by_bytes - 1) / by_bytes, std::min(gpu ? 2 : 4, height));
     const int target = (height + strips - 1) / strips;
@@ -131,7 +140,8 @@ StripChoice choose_strips(const std::vector<StageShape>& stages, const ImageShap
     for (;;) {
       for (int lo = 1, hi = target; lo <= hi;) {
         const int mid = lo + (hi - lo) / 2;
-        if (fits(StripPlan(stages, image, mid, in_place, cyclic), std::min(slots, (height + mid - 1) / mid))) {
+        if (fits(StripPlan(stages, image, mid, in_place, cyclic),
+                 std::min(slots, (height + mid - 1) / mid))) {
           best = mid;
           lo = mid + 1;
         } else {
@@ -144,7 +154,8 @@ StripChoice choose_strips(const std::vector<StageShape>& stages, const ImageShap
     rows = std::max(best, 1);
   }
   rows = std::min(rows, height);
-  while (!StripPlan(stages, image, rows, in_place, cyclic).borders_reachable() && rows < height) rows = std::min(height, rows * 2);
+  while (!StripPlan(stages, image, rows, in_place, cyclic).borders_reachable() && rows < height)
+    rows = std::min(height, rows * 2);
   return {rows, std::min(slots, (height + rows - 1) / rows)};
 }
 

@@ -21,11 +21,11 @@
 
 #include "clf/filter.hpp"
 #include "clf/rows.hpp"
+#include "util.hpp"
 
 namespace clf::detail {
 
 constexpr uint64_t max_buffer_floats = (uint64_t(1) << 31) - 1;  // kernels index with int
-inline int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
 
 struct Range {
   int begin = 0, end = 0;
@@ -48,8 +48,8 @@ class StripPlan {
  public:
   // `in_place`: the host images are the upload and download buffers (none allocated).
   // `cyclic`: rows wrap (see above); only where cyclic_halo(stages, height) > 0.
-  StripPlan(const std::vector<StageShape>& stages, const ImageShape& image, int strip_rows, bool in_place,
-            bool cyclic = false);
+  StripPlan(const std::vector<StageShape>& stages, const ImageShape& image, int strip_rows,
+            bool in_place, bool cyclic = false);
 
   int stages() const { return int(stages_.size()); }
   const StageShape& stage(int s) const { return stages_[size_t(s)]; }
@@ -85,7 +85,8 @@ class StripPlan {
   bool indexable() const;  // every buffer within the 2^31 floats kernels can index
 
   // Every out-of-image row a stage's border needs comes from rows the previous stage computed in
-  // the same strip (always, for cyclic plans; else false for wrap unless one strip is the whole image).
+  // the same strip (always, for cyclic plans; else false for wrap unless one strip is the whole
+  // image).
   bool borders_reachable() const;
 
   // Per strip, the rows it uploads from the host: the rest of its upload rows (those it shares
@@ -111,8 +112,8 @@ class StripPlan {
 struct StripChoice {
   int rows = 0, slots = 0;
 };
-StripChoice choose_strips(const std::vector<StageShape>& stages, const ImageShape& image, bool in_place,
-                          bool cyclic, bool gpu, int requested, int slots,
+StripChoice choose_strips(const std::vector<StageShape>& stages, const ImageShape& image,
+                          bool in_place, bool cyclic, bool gpu, int requested, int slots,
                           const std::function<bool(const StripPlan&, int slots)>& fits);
 
 }  // namespace clf::detail

@@ -3,42 +3,37 @@
 #include <clf/correlate.hpp>
 #include <clf/error.hpp>
 #include <clf/filter.hpp>
-
-#include <cmath>
+#include <clf/plugin.hpp>
 
 namespace {
 using namespace clf;
 
 constexpr int max_radius = 512;
 
-// ---- gaussian ------------------------------------------------------------------------------------
+// ---- gaussian
+// ------------------------------------------------------------------------------------
 std::vector<ParamSpec> gaussian_params() {
-  std::vector<ParamSpec> specs = {
-      {"sigma", ParamType::float_, "1", "standard deviation in pixels, both axes", 1e-3, 128},
-      {"sigma_x", ParamType::float_, "", "standard deviation along x (overrides sigma)", 1e-3, 128},
-      {"sigma_y", ParamType::float_, "", "standard deviation along y (overrides sigma)", 1e-3, 128},
-      {"radius", ParamType::int_, "",
-       "kernel radius, both axes (default from sigma as OpenCV does for float images: "
-       "ksize = round(8 sigma + 1) | 1, radius = ksize / 2)", 0, max_radius},
-  };
-  for (auto& b : border_param_specs()) specs.push_back(b);
-  return specs;
+  return with_border_params({
+      ParamSpec::number("sigma", "standard deviation in pixels, both axes")
+          .fallback("1")
+          .above(0)
+          .at_most(128),
+      ParamSpec::number("sigma_x", "standard deviation along x (overrides sigma)")
+          .above(0)
+          .at_most(128),
+      ParamSpec::number("sigma_y", "standard deviation along y (overrides sigma)")
+          .above(0)
+          .at_most(128),
+      ParamSpec::integer(
+          "radius",
+          "kernel radius, both axes (default from sigma as OpenCV does for float images: "
+          "ksize = round(8 sigma + 1) | 1, radius = ksize / 2)")
+          .at_least(0)
+          .at_most(max_radius),
+  });
 }
 
-// OpenCV getGaussianKernel: exp(-x^2 / (2 sigma^2)) sampled at integers, normalised to sum 1.
-std::vector<float> gaussian_taps(double sigma, int radius) {
-  std::vector<double> taps(size_t(2 * radius + 1));
-  double sum = 0;
-  for (int i = -radius; i <= radius; ++i) sum += taps[size_t(i + radius)] = std::exp(-0.5 * i * i / (sigma * sigma));
-  std::vector<float> out;
-  for (double t : taps) out.push_back(float(t / sum));
-  return out;
-}
-
-int radius_from_sigma(double sigma) {
-  const int ksize = int(std::lrint(sigma * 8 + 1)) | 1;
-  return std::min(ksize / 2, max_radius);
-}
+int radius_from_sigma(double sigma) { return std::min(gaussian_radius(sigma), max_radius); }
 
 class GaussianFactory : public FilterFactory {
  public:
@@ -52,32 +47,38 @@ class GaussianFactory : public FilterFactory {
     const int ry = p.has("radius") ? p.get_int("radius") : radius_from_sigma(sy);
     char what[128];
     std::snprintf(what, sizeof what, "gaussian sigma %gx%g radius %dx%d", sx, sy, rx, ry);
-    return std::make_unique<SeparableFilter>(device, gaussian_taps(sx, rx), gaussian_taps(sy, ry), 0.f,
-                                             border_from_params(p), "gaussian", what);
+    return std::make_unique<SeparableFilter>(device, gaussian_taps(sx, rx), gaussian_taps(sy, ry),
+                                             0.f, border_from_params(p), "gaussian", what);
   }
 };
 
-// ---- box -----------------------------------------------------------------------------------------
+// ---- box
+// -----------------------------------------------------------------------------------------
 std::vector<ParamSpec> box_params() {
-  std::vector<ParamSpec> specs = {
-      {"radius", ParamType::int_, "1", "half the window: the window is (2 radius + 1) pixels square", 0, max_radius},
-      {"size", ParamType::int_, "", "window size in pixels, odd (alternative to radius)", 1, 2 * max_radius + 1},
-      {"normalize", ParamType::bool_, "true", "average (true) or plain sum (false) of the window"},
-  };
-  for (auto& b : border_param_specs()) specs.push_back(b);
-  return specs;
+  return with_border_params({
+      ParamSpec::integer("radius", "half the window: the window is (2 radius + 1) pixels square")
+          .fallback("1")
+          .at_least(0)
+          .at_most(max_radius),
+      ParamSpec::integer("size", "window size in pixels, odd (alternative to radius)")
+          .at_least(1)
+          .at_most(2 * max_radius + 1),
+      ParamSpec::flag("normalize", "average (true) or plain sum (false) of the window")
+          .fallback("true"),
+  });
 }
 
 class BoxFactory : public FilterFactory {
  public:
   std::string name() const override { return "box"; }
-  std::string summary() const override { return "box blur: mean (or sum) of a square window (OpenCV boxFilter)"; }
+  std::string summary() const override {
+    return "box blur: mean (or sum) of a square window (OpenCV boxFilter)";
+  }
   std::vector<ParamSpec> params() const override { return box_params(); }
   std::unique_ptr<Filter> create(const Params& p, Device& device) const override {
     int radius = p.get_int("radius");
     if (p.has("size")) {
-      if (p.given("radius"))
-        throw Error(ErrorKind::usage, "box: give radius or size, not both");
+      if (p.given("radius")) throw Error(ErrorKind::usage, "box: give radius or size, not both");
       const int size = p.get_int("size");
       if (size % 2 == 0)
         throw Error(ErrorKind::usage, "box: size must be odd (got " + std::to_string(size) + ")");
@@ -86,9 +87,10 @@ class BoxFactory : public FilterFactory {
     const int n = 2 * radius + 1;
     const bool normalize = p.get_bool("normalize");
     const std::vector<float> taps(size_t(n), normalize ? 1.f / float(n) : 1.f);
-    const std::string what = "box " + std::to_string(n) + "x" + std::to_string(n) +
-                             (normalize ? " mean" : " sum");
-    return std::make_unique<SeparableFilter>(device, taps, taps, 0.f, border_from_params(p), "box", what);
+    const std::string what =
+        "box " + std::to_string(n) + "x" + std::to_string(n) + (normalize ? " mean" : " sum");
+    return std::make_unique<SeparableFilter>(device, taps, taps, 0.f, border_from_params(p), "box",
+                                             what);
   }
 };
 

@@ -3,7 +3,7 @@
 #include <clf/correlate.hpp>
 #include <clf/error.hpp>
 #include <clf/filter.hpp>
-
+#include <clf/plugin.hpp>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -14,18 +14,24 @@ using namespace clf;
 constexpr int max_size = 127;
 
 std::vector<ParamSpec> convolve_params() {
-  std::vector<ParamSpec> specs = {
-      {"kernel", ParamType::matrix, "",
-       "the matrix: rows separated by ';', values by ',' (e.g. 1,2,1;2,4,2;1,2,1); odd width and height"},
-      {"kernel_file", ParamType::string, "", "text file with the matrix: one row per line, values separated by spaces or commas, # comments"},
-      {"normalize", ParamType::bool_, "false", "divide the kernel by the sum of its values"},
-      {"anchor", ParamType::string, "", "kernel cell aligned with the output pixel, as X;Y (default: the centre)"},
-      {"delta", ParamType::float_, "0", "added to every result"},
-      {"flip", ParamType::bool_, "false",
-       "rotate the kernel 180 degrees: mathematical convolution instead of filter2D's correlation"},
-  };
-  for (auto& b : border_param_specs()) specs.push_back(b);
-  return specs;
+  return with_border_params({
+      ParamSpec::matrix_of(
+          "kernel",
+          "the matrix: rows separated by ';', values by ',' (e.g. 1,2,1;2,4,2;1,2,1); odd "
+          "width and height"),
+      ParamSpec::text(
+          "kernel_file",
+          "text file with the matrix: one row per line, values separated by spaces or commas, "
+          "# comments"),
+      ParamSpec::flag("normalize", "divide the kernel by the sum of its values").fallback("false"),
+      ParamSpec::text("anchor",
+                      "kernel cell aligned with the output pixel, as X;Y (default: the centre)"),
+      ParamSpec::number("delta", "added to every result").fallback("0"),
+      ParamSpec::flag("flip",
+                      "rotate the kernel 180 degrees: mathematical convolution instead of "
+                      "filter2D's correlation")
+          .fallback("false"),
+  });
 }
 
 Matrix read_kernel_file(const std::string& path) {
@@ -68,9 +74,11 @@ class ConvolveFactory : public FilterFactory {
   std::vector<ParamSpec> params() const override { return convolve_params(); }
   std::unique_ptr<Filter> create(const Params& p, Device& device) const override {
     if (p.has("kernel") == p.has("kernel_file"))
-      throw Error(ErrorKind::usage, "convolve: give exactly one of kernel=ROWS or kernel_file=PATH "
-                                    "(e.g. convolve:kernel=0,-1,0;-1,5,-1;0,-1,0)");
-    Matrix m = p.has("kernel") ? p.get_matrix("kernel") : read_kernel_file(p.get_string("kernel_file"));
+      throw Error(ErrorKind::usage,
+                  "convolve: give exactly one of kernel=ROWS or kernel_file=PATH "
+                  "(e.g. convolve:kernel=0,-1,0;-1,5,-1;0,-1,0)");
+    Matrix m =
+        p.has("kernel") ? p.get_matrix("kernel") : read_kernel_file(p.get_string("kernel_file"));
     const std::string size = std::to_string(m.cols) + "x" + std::to_string(m.rows);
     if (m.cols > max_size || m.rows > max_size)
       throw Error(ErrorKind::usage, "convolve: kernel " + size + " is larger than " +
@@ -79,19 +87,21 @@ class ConvolveFactory : public FilterFactory {
     if (p.has("anchor")) {  // re-centre: pad with zeros so the anchor becomes the middle cell
       int ax = -1, ay = -1, used = 0;
       const std::string a = p.get_string("anchor");
-      if (std::sscanf(a.c_str(), "%d;%d%n", &ax, &ay, &used) != 2 || used != int(a.size()) || ax < 0 ||
-          ay < 0 || ax >= m.cols || ay >= m.rows)
+      if (std::sscanf(a.c_str(), "%d;%d%n", &ax, &ay, &used) != 2 || used != int(a.size()) ||
+          ax < 0 || ay < 0 || ax >= m.cols || ay >= m.rows)
         throw Error(ErrorKind::usage, "convolve: anchor must be X;Y inside the " + size +
                                           " kernel (got '" + a + "')");
       const int rx = std::max(ax, m.cols - 1 - ax), ry = std::max(ay, m.rows - 1 - ay);
-      Matrix padded{2 * ry + 1, 2 * rx + 1, std::vector<double>(size_t(2 * ry + 1) * (2 * rx + 1), 0.0)};
+      Matrix padded{2 * ry + 1, 2 * rx + 1,
+                    std::vector<double>(size_t(2 * ry + 1) * (2 * rx + 1), 0.0)};
       for (int r = 0; r < m.rows; ++r)
         for (int c = 0; c < m.cols; ++c)
           padded.values[size_t(r - ay + ry) * padded.cols + (c - ax + rx)] = m.at(r, c);
       m = padded;
     } else if (m.cols % 2 == 0 || m.rows % 2 == 0) {
-      throw Error(ErrorKind::usage, "convolve: kernel " + size +
-                                        " has no centre; use odd width and height, or set anchor=X;Y");
+      throw Error(ErrorKind::usage,
+                  "convolve: kernel " + size +
+                      " has no centre; use odd width and height, or set anchor=X;Y");
     }
     if (p.get_bool("normalize")) {
       double sum = 0;
@@ -104,11 +114,11 @@ class ConvolveFactory : public FilterFactory {
     const std::string what = "convolve " + size;
     std::vector<float> kx, ky;
     if (m.rows * m.cols > 1 && split_rank1(m, kx, ky))
-      return std::make_unique<SeparableFilter>(device, kx, ky, delta, border_from_params(p), "convolve",
-                                               what + ", rank 1: separable");
+      return std::make_unique<SeparableFilter>(device, kx, ky, delta, border_from_params(p),
+                                               "convolve", what + ", rank 1: separable");
     const std::vector<float> w(m.values.begin(), m.values.end());
-    return std::make_unique<CorrelationFilter>(device, m.cols / 2, m.rows / 2, w, delta, border_from_params(p),
-                                               "convolve", what + ", 2-D");
+    return std::make_unique<CorrelationFilter>(device, m.cols / 2, m.rows / 2, w, delta,
+                                               border_from_params(p), "convolve", what + ", 2-D");
   }
 };
 

@@ -1,33 +1,34 @@
 // sobel: image derivatives with OpenCV's Sobel/Scharr kernels: one derivative (mode=x|y|xy) as a
 // separable correlation, or the gradient magnitude sqrt(Gx^2 + Gy^2) in one fused pass.
+#include <algorithm>
 #include <clf/correlate.hpp>
 #include <clf/error.hpp>
 #include <clf/filter.hpp>
-
-#include <algorithm>
+#include <clf/plugin.hpp>
 #include <cmath>
 
-extern const char* const sobel_sobel_cl;
+#include "sobel_kernels.hpp"  // sobel_sobel_cl
 
 namespace {
 using namespace clf;
 
 std::vector<ParamSpec> sobel_params() {
-  std::vector<ParamSpec> specs = {
-      {"mode", ParamType::enum_, "magnitude",
-       "magnitude = sqrt(Gx^2 + Gy^2); x = d^dx/dx^dx; y = d^dy/dy^dy; xy = mixed d^(dx+dy)/dx^dx dy^dy "
-       "(OpenCV's Sobel(dx, dy))"},
-      {"dx", ParamType::int_, "1", "derivative order along x", 0, 6},
-      {"dy", ParamType::int_, "1", "derivative order along y", 0, 6},
-      {"ksize", ParamType::enum_, "3", "kernel size; 1 = [-1 0 1] with no smoothing"},
-      {"scharr", ParamType::bool_, "false", "use the 3x3 Scharr kernel (more rotation-invariant); first derivatives only"},
-      {"scale", ParamType::float_, "1", "multiplies the result"},
-      {"delta", ParamType::float_, "0", "added to the result after scaling"},
-  };
-  specs[0].choices = {"magnitude", "x", "y", "xy"};
-  specs[3].choices = {"1", "3", "5", "7"};
-  for (auto& b : border_param_specs()) specs.push_back(b);
-  return specs;
+  return with_border_params({
+      ParamSpec::one_of("mode", {"magnitude", "x", "y", "xy"},
+                        "magnitude = sqrt(Gx^2 + Gy^2); x = d^dx/dx^dx; y = d^dy/dy^dy; xy = mixed "
+                        "d^(dx+dy)/dx^dx dy^dy (OpenCV's Sobel(dx, dy))")
+          .fallback("magnitude"),
+      ParamSpec::integer("dx", "derivative order along x").fallback("1").at_least(0).at_most(6),
+      ParamSpec::integer("dy", "derivative order along y").fallback("1").at_least(0).at_most(6),
+      ParamSpec::one_of("ksize", {"1", "3", "5", "7"},
+                        "kernel size; 1 = [-1 0 1] with no smoothing")
+          .fallback("3"),
+      ParamSpec::flag("scharr",
+                      "use the 3x3 Scharr kernel (more rotation-invariant); first derivatives only")
+          .fallback("false"),
+      ParamSpec::number("scale", "multiplies the result").fallback("1"),
+      ParamSpec::number("delta", "added to the result after scaling").fallback("0"),
+  });
 }
 
 // OpenCV's 1-D derivative kernel: a binomial smoothing of ksize - order taps convolved `order`
@@ -71,9 +72,14 @@ class SobelMagnitude : public Filter {
  public:
   SobelMagnitude(Device& device, const std::vector<float>& wx, const std::vector<float>& wy, int r,
                  float scale, float delta, Border border, std::string what)
-      : radius_(r), scale_(scale), delta_(delta), border_(border), what_(std::move(what)),
+      : radius_(r),
+        scale_(scale),
+        delta_(delta),
+        border_(border),
+        what_(std::move(what)),
         tiling_(choose_tiling(device, r, r)) {
-    const std::string options = "-D RX=" + std::to_string(r) + " -D RY=" + std::to_string(r) + tiling_.defines();
+    const std::string options =
+        "-D RX=" + std::to_string(r) + " -D RY=" + std::to_string(r) + tiling_.defines();
     cl::Program program = device.build("sobel.cl", sobel_sobel_cl, options);
     kernel_ = device.kernel(program, ("sobel_magnitude" + tiling_.suffix()).c_str());
     wx_ = device.upload(wx.data(), wx.size() * sizeof(float), "sobel x weights");
@@ -94,7 +100,9 @@ class SobelMagnitude : public Filter {
     stage.launch(kernel_, tiling_.global(stage.width(), stage.rows(), stage.channels()),
                  tiling_.local(), "sobel_magnitude");
   }
-  std::string describe() const override { return what_ + ", fused magnitude, " + tiling_.describe(); }
+  std::string describe() const override {
+    return what_ + ", fused magnitude, " + tiling_.describe();
+  }
 
  private:
   int radius_;
@@ -122,32 +130,39 @@ class SobelFactory : public FilterFactory {
     if (mode == "x") dy = 0;
     if (mode == "y") dx = 0;
     if (scharr && p.given("ksize") && ksize != 3)
-      throw Error(ErrorKind::usage, "sobel: scharr is 3x3 only (got ksize=" + std::to_string(ksize) + ")");
+      throw Error(ErrorKind::usage,
+                  "sobel: scharr is 3x3 only (got ksize=" + std::to_string(ksize) + ")");
     const int max_order = scharr ? 1 : std::max(ksize, 3) - 1;
     auto check_order = [&](const char* name, int order, bool needed) {
       if (needed && order < 1)
-        throw Error(ErrorKind::usage, std::string("sobel: ") + name + " must be >= 1 for mode=" + mode);
+        throw Error(ErrorKind::usage,
+                    std::string("sobel: ") + name + " must be >= 1 for mode=" + mode);
       if (order > max_order)
         throw Error(ErrorKind::usage, std::string("sobel: ") + name + "=" + std::to_string(order) +
-                                          " is too high for " + (scharr ? "scharr" : "ksize=" + std::to_string(ksize)) +
+                                          " is too high for " +
+                                          (scharr ? "scharr" : "ksize=" + std::to_string(ksize)) +
                                           " (at most " + std::to_string(max_order) + ")");
     };
     check_order("dx", dx, mode == "x" || mode == "magnitude");
     check_order("dy", dy, mode == "y" || mode == "magnitude");
-    if (mode == "xy" && dx + dy == 0) throw Error(ErrorKind::usage, "sobel: mode=xy needs dx + dy >= 1");
+    if (mode == "xy" && dx + dy == 0)
+      throw Error(ErrorKind::usage, "sobel: mode=xy needs dx + dy >= 1");
     if (scharr && mode == "xy" && dx + dy != 1)
-      throw Error(ErrorKind::usage, "sobel: scharr computes first derivatives only (dx + dy must be 1 for mode=xy)");
+      throw Error(ErrorKind::usage,
+                  "sobel: scharr computes first derivatives only (dx + dy must be 1 for mode=xy)");
 
     const float scale = float(p.get_float("scale")), delta = float(p.get_float("delta"));
     const Border border = border_from_params(p);
-    const std::string what = std::string(scharr ? "scharr" : "sobel ksize " + std::to_string(ksize)) +
-                             " mode " + mode + " dx " + std::to_string(dx) + " dy " + std::to_string(dy);
+    const std::string what =
+        std::string(scharr ? "scharr" : "sobel ksize " + std::to_string(ksize)) + " mode " + mode +
+        " dx " + std::to_string(dx) + " dy " + std::to_string(dy);
     if (mode == "magnitude") {
       const auto gx_x = deriv_kernel(dx, ksize, scharr), gx_y = deriv_kernel(0, ksize, scharr);
       const auto gy_x = deriv_kernel(0, ksize, scharr), gy_y = deriv_kernel(dy, ksize, scharr);
       const int r = int(std::max({gx_x.size(), gx_y.size(), gy_x.size(), gy_y.size()}) / 2);
       return std::make_unique<SobelMagnitude>(device, padded_outer(gx_x, gx_y, r),
-                                              padded_outer(gy_x, gy_y, r), r, scale, delta, border, what);
+                                              padded_outer(gy_x, gy_y, r), r, scale, delta, border,
+                                              what);
     }
     std::vector<float> kx = deriv_kernel(dx, ksize, scharr), ky = deriv_kernel(dy, ksize, scharr);
     for (float& v : kx) v *= scale;

@@ -12,9 +12,9 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void emboss(
     int dst_origin, int dst_pitch, int dst_plane, int width, int rows, float strength) {
   __local float4 staged_rows[WIN_H * WIN_W4];
   const int tx0 = get_group_id(0) * TW, ty0 = get_group_id(1) * TH, c = get_group_id(2);
-  const event_t staged = clf_stage_window(staged_rows, WIN_W4, WIN_H, src + src_origin + c * src_plane,
-                                          src_pitch, tx0 - HX, ty0 - R, width + R + HX - tx0,
-                                          rows + 2 * R - ty0);
+  const event_t staged =
+      clf_stage_window(staged_rows, WIN_W4, WIN_H, src + src_origin + c * src_plane, src_pitch,
+                       tx0 - HX, ty0 - R, width + R + HX - tx0, rows + 2 * R - ty0);
   __global float* d = dst + dst_origin + c * dst_plane;
   clf_stage_wait(staged);
   // win[(t + 1) * WIN_W + xo] is the input pixel of output (tx0 + xo, ty0 + t).

@@ -2,8 +2,9 @@
 #include <clf/correlate.hpp>
 #include <clf/error.hpp>
 #include <clf/filter.hpp>
+#include <clf/plugin.hpp>
 
-extern const char* const emboss_emboss_cl;  // emboss.cl, embedded by clfilter_add_plugin
+#include "emboss_kernels.hpp"  // emboss_emboss_cl: emboss.cl, embedded by clfilter_add_plugin
 
 namespace {
 using namespace clf;
@@ -15,7 +16,8 @@ class Emboss : public Filter {
     // window in local memory on every device.
     tiling_ = choose_tiling(device, 1, 1);
     if (tiling_.variant != Variant::tiled) tiling_ = Tiling{Variant::tiled, 64, 4, 64};
-    kernel_ = device.kernel(device.build("emboss.cl", emboss_emboss_cl, tiling_.defines()), "emboss");
+    kernel_ =
+        device.kernel(device.build("emboss.cl", emboss_emboss_cl, tiling_.defines()), "emboss");
   }
   Halo halo() const override { return {1, 1}; }
   Border border() const override { return border_; }
@@ -25,10 +27,12 @@ class Emboss : public Filter {
     kernel_.setArg(arg++, stage.width());
     kernel_.setArg(arg++, stage.rows());
     kernel_.setArg(arg++, strength_);
-    stage.launch(kernel_, tiling_.global(stage.width(), stage.rows(), stage.channels()), tiling_.local(),
-                 "emboss");
+    stage.launch(kernel_, tiling_.global(stage.width(), stage.rows(), stage.channels()),
+                 tiling_.local(), "emboss");
   }
-  std::string describe() const override { return "emboss strength " + std::to_string(strength_) + ", " + tiling_.describe(); }
+  std::string describe() const override {
+    return "emboss strength " + std::to_string(strength_) + ", " + tiling_.describe();
+  }
 
  private:
   float strength_;
@@ -40,11 +44,14 @@ class Emboss : public Filter {
 class EmbossFactory : public FilterFactory {
  public:
   std::string name() const override { return "emboss"; }
-  std::string summary() const override { return "relief lit from the top left (sample out-of-tree plugin)"; }
+  std::string summary() const override {
+    return "relief lit from the top left (sample out-of-tree plugin)";
+  }
   std::vector<ParamSpec> params() const override {
-    std::vector<ParamSpec> specs = {{"strength", ParamType::float_, "1", "how strong the relief is", 0, 100}};
-    for (auto& b : border_param_specs()) specs.push_back(b);
-    return specs;
+    return with_border_params({ParamSpec::number("strength", "how strong the relief is")
+                                   .fallback("1")
+                                   .at_least(0)
+                                   .at_most(100)});
   }
   std::unique_ptr<Filter> create(const Params& p, Device& device) const override {
     return std::make_unique<Emboss>(device, float(p.get_float("strength")), border_from_params(p));

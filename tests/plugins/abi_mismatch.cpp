@@ -1,5 +1,6 @@
 // Test plugin: built for another plugin ABI; the registry must refuse it before calling its entry.
 #include <clf/filter.hpp>
+#include <clf/plugin.hpp>
 
 namespace {
 int wrong_abi() { return clf::plugin_abi_version + 1000; }

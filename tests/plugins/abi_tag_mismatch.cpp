@@ -1,6 +1,7 @@
 // Test plugin: the right ABI version but another ABI tag (another standard library or layout); the
 // registry must refuse it, with both tags, before calling its entry.
 #include <clf/filter.hpp>
+#include <clf/plugin.hpp>
 
 namespace {
 int abi() { return clf::plugin_abi_version; }

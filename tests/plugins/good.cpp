@@ -1,6 +1,7 @@
 // Test plugin: a well-formed plugin with one filter, test_scale (multiplies by `factor`).
 #include <clf/correlate.hpp>
 #include <clf/filter.hpp>
+#include <clf/plugin.hpp>
 
 namespace {
 using namespace clf;

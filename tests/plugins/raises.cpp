@@ -3,6 +3,7 @@
 // a std::exception. The core must hand each to the caller intact, even once this library is gone.
 #include <clf/error.hpp>
 #include <clf/filter.hpp>
+#include <clf/plugin.hpp>
 
 namespace {
 using namespace clf;

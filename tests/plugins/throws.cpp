@@ -1,5 +1,6 @@
 // Test plugin: its entry throws; the registry reports it and goes on.
 #include <clf/filter.hpp>
+#include <clf/plugin.hpp>
 
 #include <stdexcept>
 

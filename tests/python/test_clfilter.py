@@ -147,12 +147,12 @@ def test_listings_describe_devices_and_every_parameter():
     filters = {f["name"]: f for f in clfilter.filters()}
     assert {"gaussian", "box", "sobel", "convolve"} <= filters.keys()
     sigma = next(p for p in filters["gaussian"]["params"] if p["name"] == "sigma")
-    assert sigma["type"] == "float" and sigma["default"] == "1" and sigma["min"] > 0 and sigma["help"]
+    assert sigma["type"] == "float" and sigma["default"] == "1" and sigma["min"] == 0 and sigma["min_exclusive"] and sigma["range"] == "> 0 and <= 128" and sigma["help"]
 
 
 def test_errors_name_the_filter_and_parameter():
     photo = photos.camera()
-    with pytest.raises(ValueError, match=r"gaussian: sigma must be in \[0.001, 128\] \(got -1\)"):
+    with pytest.raises(ValueError, match=r"gaussian: sigma must be > 0 and <= 128 \(got -1\)"):
         clfilter.filter(photo, "gaussian:sigma=-1")
     with pytest.raises(ValueError, match=r"unknown filter 'blurr'"):
         clfilter.filter(photo, "blurr")

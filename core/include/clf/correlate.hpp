@@ -1,6 +1,7 @@
-// The correlation kernels every plugin shares: out(x, y) = delta + sum w(i, j) * in(x + i - rx, y + j - ry)
-// (OpenCV filter2D semantics: no kernel flip), tiled through local memory with the halo staged by
-// async_work_group_copy, or with direct global reads; the variant and tile come from the device.
+// The correlation kernels every plugin shares: out(x, y) = delta + sum w(i, j) * in(x + i - rx, y +
+// j - ry) (OpenCV filter2D semantics: no kernel flip), tiled through local memory with the halo
+// staged by async_work_group_copy, or with direct global reads; the variant and tile come from the
+// device.
 #pragma once
 #include <string>
 #include <vector>
@@ -33,10 +34,17 @@ struct Tiling {
   cl::NDRange local() const { return cl::NDRange(size_t(group_width), 1, 1); }
   std::string describe() const;  // "tiled 248x4/64", "direct 4x4/64", "direct x16" or "direct"
   // The blocked and tiled kernels read aligned float4s from CLF_HALO4(rx) columns left of the
-  // plane: throws std::logic_error naming `name` when `input` is not laid out so.
+  // plane: throws Error(usage) naming `name` when `input` is not laid out so.
   void check_input(const Plane& input, int rx, const std::string& name) const;
 };
 Tiling choose_tiling(const Device& device, int rx, int ry);
+
+// OpenCV's Gaussian taps (getGaussianKernel for float images): 2 radius + 1 samples of
+// exp(-x^2 / (2 sigma^2)), summing to 1. The blur plugin's, for composite filters (unsharp mask,
+// difference of Gaussians) to share.
+std::vector<float> gaussian_taps(double sigma, int radius);
+// OpenCV's radius for a sigma: ksize = round(8 sigma + 1) | 1, radius = ksize / 2.
+int gaussian_radius(double sigma);
 
 class Correlation {
  public:
@@ -45,13 +53,14 @@ class Correlation {
               const std::string& name);
   // dst(x, y) for x in [0, dst.width), y in [0, dst.rows); src must be valid over the halo.
   void enqueue(const Stage& stage, const Plane& src, const Plane& dst) const;
-  std::string describe() const;  // "tiled 256x8" / "direct"
+  Halo halo() const { return {rx_, ry_}; }
+  std::string describe() const;  // "tiled 248x4/64" / "direct x16"
 
  private:
   cl::Kernel kernel_;
   DeviceBuffer weights_;
   float delta_;
-  int rx_;
+  int rx_, ry_;
   std::string name_;
   Tiling tiling_;
 };
@@ -63,14 +72,17 @@ class SeparableCorrelation {
  public:
   SeparableCorrelation(Device& device, const std::vector<float>& kx, const std::vector<float>& ky,
                        float delta, const std::string& name);
-  void enqueue(const Stage& stage) const;  // stage.input() -> stage.output()
+  void enqueue(const Stage& stage) const { enqueue(stage, stage.input(), stage.output()); }
+  // Into any plane of dst.width x dst.rows (a temp plane of the stage, say): src valid over
+  // halo(); uses the stage's temp(0) when two_pass (never src or dst, which must differ).
+  void enqueue(const Stage& stage, const Plane& src, const Plane& dst) const;
+  Halo halo() const { return {rx_, ry_}; }
   int temp_planes() const { return two_pass_ ? 1 : 0; }
-  bool two_pass() const { return two_pass_; }
   std::string describe() const;
 
  private:
   bool two_pass_;
-  int ry_;
+  int rx_, ry_;
   std::vector<Correlation> passes_;
 };
 

@@ -1,10 +1,7 @@
 // clf::Device: one OpenCL device with its context, program cache, counted allocator and tuning.
 #pragma once
-#include <atomic>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -12,6 +9,10 @@
 #include "clf/image.hpp"
 
 namespace clf {
+
+namespace detail {
+struct DeviceTesting;  // tests' fault injection (core/src/testing.hpp)
+}
 
 struct DeviceInfo {
   int platform_index = 0, device_index = 0;
@@ -26,18 +27,26 @@ struct DeviceInfo {
 // Every device of every platform. Throws Error(device) when no platform is installed.
 std::vector<DeviceInfo> list_devices();
 
-// How kernels are laid out on this device: picked per device type, overridable.
+// How kernels are laid out on this device: picked per device type, overridable (set_tuning).
 enum class Variant { tiled, direct };
 struct Tuning {
   Variant variant = Variant::direct;
-  int tile_width = 248, tile_height = 4;  // tiled: outputs per work-group; direct x4: H rows per work-item
-  int group_width = 64;                   // work-items per group (1-D along x)
-  int vector_width = 1;  // direct: outputs per work-item; 4 = 4 x tile_height blocks (GPUs), 16 = one row (CPUs)
+  int tile_width = 248,
+      tile_height = 4;   // tiled: outputs per work-group; direct x4: H rows per work-item
+  int group_width = 64;  // work-items per group (1-D along x)
+  int vector_width =
+      1;  // direct: outputs per work-item; 4 = 4 x tile_height blocks (GPUs), 16 = one row (CPUs)
 };
-Variant parse_variant(const std::string& text);  // "tiled" | "direct"; throws Error(usage)
-// "WxH" or "WxH/G" (CLF_TILE, --tile) into tuning's tile; throws Error(usage) naming `what`.
-void parse_tile(const std::string& text, Tuning& tuning, const std::string& what);
 const char* variant_name(Variant variant);
+
+// What a Device is opened with. The library reads no environment: clf::read_environment
+// (clf/environment.hpp) is where a program turns CLF_* variables into these.
+struct DeviceOptions {
+  std::string cache_dir;  // compiled programs kept on disk here; "" = in memory only
+  // Fault injection for tests: allocations that would bring the bytes in use past this fail as if
+  // the device were out of memory, and it caps the largest buffer. 0 = off.
+  uint64_t alloc_limit = 0;
+};
 
 class Device;
 
@@ -63,29 +72,34 @@ class DeviceBuffer {
   Device* device_ = nullptr;
 };
 
-class Device;
-// Several devices for a batch: "all" (every GPU, else every device), or a comma-separated list of
-// selectors as Device::open takes them ("0:0,0:1", "gpu,cpu"). The same device named twice gets
-// two contexts. Throws Error(device) naming the selector that matches nothing.
-std::vector<std::shared_ptr<Device>> open_devices(const std::string& selectors);
+// Several devices: "all" (every GPU, else every device), or a comma-separated list of selectors
+// as Device::open takes them ("0:0,0:1", "gpu,cpu"). The same device named twice gets two
+// contexts. Throws Error(device) naming the selector that matches nothing.
+std::vector<std::shared_ptr<Device>> open_devices(const std::string& selectors,
+                                                  const DeviceOptions& options = {});
 
 class Device {
  public:
-  // selector: "" (CLF_DEVICE, else first GPU, else first CPU), "gpu", "cpu", "P:D" indices, or a
-  // case-insensitive substring of the device or platform name. Throws Error(device) naming it.
-  static std::shared_ptr<Device> open(const std::string& selector = {});
+  // selector: "" (first GPU, else first CPU), "gpu", "cpu", "P:D" indices, or a case-insensitive
+  // substring of the device or platform name. Throws Error(device) naming it.
+  static std::shared_ptr<Device> open(const std::string& selector = {},
+                                      const DeviceOptions& options = {});
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
 
-  const DeviceInfo& info() const { return info_; }
-  const cl::Context& context() const { return context_; }
-  const cl::Device& device() const { return device_; }
+  const DeviceInfo& info() const;
+  const cl::Context& context() const;
+  const cl::Device& device() const;
 
-  // Builds `source` (after the shared kernel prelude: border, staging and correlation helpers)
-  // with `options`; cached in memory and on disk. Throws Error(build) with the build log.
+  // Builds `source` after the kernel prelude (clf/contract.h, then kernels/border.clh, stage.clh
+  // and correlate.clh) with `options`; cached in memory and, with a cache_dir, on disk. Throws
+  // Error(build) with the build log.
   cl::Program build(const std::string& name, const std::string& source, const std::string& options);
   cl::Kernel kernel(const cl::Program& program, const char* name);
 
   // Counted allocation. Throws Error(device) with CL_MEM_OBJECT_ALLOCATION_FAILURE when the
-  // allocation would pass the injected limit (tests) or the driver refuses.
+  // allocation would pass DeviceOptions::alloc_limit or the driver refuses.
   DeviceBuffer alloc(size_t bytes, const char* what, cl_mem_flags flags = CL_MEM_READ_WRITE);
   DeviceBuffer upload(const void* data, size_t bytes, const char* what);  // read-only constant data
   // Page-locked host memory (CL_MEM_ALLOC_HOST_PTR, mapped): the device DMAs from and to it
@@ -99,43 +113,25 @@ class Device {
   // from and to it instead of copying through its staging buffers. Contents start undefined.
   // Falls back to ordinary memory when the driver cannot pin that much.
   Image pinned_image(int width, int height, int channels, PixelType type);
-  uint64_t bytes_in_use() const { return in_use_; }
-  uint64_t peak_bytes_in_use() const { return peak_; }
-  void reset_peak() { peak_ = uint64_t(in_use_); }
-  // Fault injection for tests (also env CLF_INJECT_ALLOC_LIMIT): allocations that would bring the
-  // bytes in use past `limit` fail as if the device were out of memory. 0 disables.
-  void set_alloc_limit(uint64_t limit) { alloc_limit_ = limit; }
-  // The largest single buffer: CL_DEVICE_MAX_MEM_ALLOC_SIZE, or the injected limit when lower.
-  uint64_t max_alloc_bytes() const {
-    return alloc_limit_ && alloc_limit_ < info_.max_alloc_bytes ? alloc_limit_ : info_.max_alloc_bytes;
-  }
+  uint64_t bytes_in_use() const;
+  uint64_t peak_bytes_in_use() const;
+  void reset_peak();
+  // The largest single buffer: CL_DEVICE_MAX_MEM_ALLOC_SIZE, or the alloc_limit when lower.
+  uint64_t max_alloc_bytes() const;
 
-  const Tuning& tuning() const { return tuning_; }
-  void set_tuning(const Tuning& tuning) { tuning_ = tuning; }
+  const Tuning& tuning() const;
+  void set_tuning(const Tuning& tuning);
 
-  // Disk cache directory ("" when disabled by CLF_NO_DISK_CACHE or unusable).
-  const std::string& cache_dir() const { return cache_dir_; }
-  size_t programs_built() const { return programs_built_; }  // compiled from source (not cached)
+  const std::string& cache_dir() const;  // "" when programs are kept in memory only
+  size_t programs_built() const;         // compiled from source (not cached)
 
  private:
-  Device(const DeviceInfo& info, cl::Platform platform, cl::Device device);
+  struct Impl;
+  explicit Device(std::unique_ptr<Impl> impl);
   friend class DeviceBuffer;
-  void on_release(size_t bytes) { in_use_ -= bytes; }
-  cl::Program try_disk_cache(const std::string& key, const std::string& options);
-
-  DeviceInfo info_;
-  cl::Platform platform_;
-  cl::Device device_;
-  cl::Context context_;
-  cl::CommandQueue host_queue_;  // blocking host transfers: weights uploads, pinned maps
-  Tuning tuning_;
-  std::string cache_dir_;
-  std::mutex programs_mutex_;
-  std::map<std::string, cl::Program> programs_;
-  size_t programs_built_ = 0;
-  std::atomic<uint64_t> in_use_{0};
-  std::atomic<uint64_t> peak_{0};
-  uint64_t alloc_limit_ = 0;
+  friend struct detail::DeviceTesting;
+  void on_release(size_t bytes);
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace clf

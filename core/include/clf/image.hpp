@@ -6,9 +6,17 @@
 #include <memory>
 #include <string>
 
+#include "clf/contract.h"
+
 namespace clf {
 
-enum class PixelType { u8, u16, f16, f32 };
+// Numbered as the kernels' CLF_PIXEL (clf/contract.h).
+enum class PixelType {
+  u8 = CLF_PIXEL_U8,
+  u16 = CLF_PIXEL_U16,
+  f16 = CLF_PIXEL_F16,
+  f32 = CLF_PIXEL_F32
+};
 
 size_t pixel_type_size(PixelType type);
 const char* pixel_type_name(PixelType type);
@@ -48,9 +56,13 @@ class Image {
   std::byte* row(int y) { return data() + size_t(y) * row_bytes(); }
   const std::byte* row(int y) const { return data() + size_t(y) * row_bytes(); }
   template <class T>
-  T* pixels() { return reinterpret_cast<T*>(data()); }
+  T* pixels() {
+    return reinterpret_cast<T*>(data());
+  }
   template <class T>
-  const T* pixels() const { return reinterpret_cast<const T*>(data()); }
+  const T* pixels() const {
+    return reinterpret_cast<const T*>(data());
+  }
 
  private:
   int width_ = 0, height_ = 0, channels_ = 0;

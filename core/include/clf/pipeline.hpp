@@ -18,7 +18,7 @@ class Registry;
 namespace detail {
 struct StreamResources;
 struct Endpoints;
-}
+}  // namespace detail
 
 struct RunOptions {
   int strip_rows = 0;              // output rows per strip; 0 = chosen from the memory budget
@@ -35,7 +35,7 @@ struct RunOptions {
   uint64_t device_halo_copy_bytes = 256 << 10;
   // Called after strips land, always on the thread that called run(), with done rising to total.
   std::function<void(int done, int total)> progress;
-  const std::atomic<bool>* cancel = nullptr;           // set -> stop at the next strip, Error(cancelled)
+  const std::atomic<bool>* cancel = nullptr;  // set -> stop at the next strip, Error(cancelled)
 };
 
 // Thread safety: a Pipeline may be shared by threads; its runs (and add) are serialised. Pipelines
@@ -51,7 +51,8 @@ class Pipeline {
   Pipeline(Pipeline&&) noexcept;
 
   // Validates `params` against the factory's specs and builds the filter on this device.
-  void add(std::shared_ptr<const FilterFactory> factory, const std::map<std::string, std::string>& params);
+  void add(std::shared_ptr<const FilterFactory> factory,
+           const std::map<std::string, std::string>& params);
   // "gaussian:sigma=2,border=wrap" looked up in `registry`.
   void add(const Registry& registry, const std::string& spec);
   // A filter created by hand (one device only). One from a Registry's factory keeps its plugin
@@ -66,9 +67,9 @@ class Pipeline {
 
   // Runs the chain over `in`; `out` is (re)allocated to in's size and type. Streamed output is
   // bit-identical whatever the strip height, slot count or queue count. `in` and `out` may share
-  // memory (the same Image, or storage that overlaps): the input is then copied first. Queues and strip buffers
-  // stay allocated for the next run of the same shape (they count against the device's budget
-  // until the Pipeline goes).
+  // memory (the same Image, or storage that overlaps): the input is then copied first. Queues and
+  // strip buffers stay allocated for the next run of the same shape (they count against the
+  // device's budget until the Pipeline goes).
   RunStats run(const Image& in, Image& out, const RunOptions& options = {});
   // Streams rows from `source` to `sink` (files, or anything else not held in memory whole): host
   // memory stays within a few strips (slots x strip rows plus the halo), whatever the height.
@@ -82,7 +83,7 @@ class Pipeline {
   struct Link;  // a filter (one per device) and what keeps its plugin loaded
   std::vector<Link> links_;
   std::vector<std::unique_ptr<detail::StreamResources>> resources_;  // per device, between runs
-  std::unique_ptr<std::mutex> mutex_;                    // serialises add() and run()
+  std::unique_ptr<std::mutex> mutex_;                                // serialises add() and run()
 };
 
 }  // namespace clf

@@ -14,8 +14,9 @@ struct PluginIssue {
 
 class Registry {
  public:
-  // Searches, in order: extra_dirs, CLF_PLUGIN_PATH (colon list), then <libdir>/clfilter/plugins
-  // beside libclfilter (the install dir, and the build tree's mirror of it) unless !default_dirs.
+  // Searches, in order: extra_dirs (a program adds clf::read_environment().plugin_path, the
+  // CLF_PLUGIN_PATH list), then <libdir>/clfilter/plugins beside libclfilter (the install dir, and
+  // the build tree's mirror of it) unless !default_dirs.
   // The first plugin to provide a filter name wins; later ones are reported as shadowed.
   explicit Registry(const std::vector<std::string>& extra_dirs = {}, bool default_dirs = true);
   ~Registry();

@@ -1,5 +1,5 @@
-// What a run measured: busy time per queue from OpenCL profiling events, wall time, bytes moved, and
-// the trace (Chrome trace-event JSON, opened by Perfetto and chrome://tracing).
+// What a run measured: busy time per queue from OpenCL profiling events, wall time, bytes moved,
+// and the trace (Chrome trace-event JSON, opened by Perfetto and chrome://tracing).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -8,8 +8,8 @@
 namespace clf {
 
 struct TraceEvent {
-  std::string track;  // "upload", "compute", "download", "host pack", "host unpack"
-  std::string name;   // "strip 3 gaussian_row"
+  std::string track;                // "upload", "compute", "download", "host pack", "host unpack"
+  std::string name;                 // "strip 3 gaussian_row"
   double start_us = 0, end_us = 0;  // from the start of the run
 };
 

@@ -1,0 +1,31 @@
+// Borders: how pixels outside the image are made, with OpenCV's names and semantics. The
+// numbering is shared with the kernels (kernels/contract.h, CLF_BORDER_*).
+#pragma once
+#include <vector>
+
+#include "clf/contract.h"
+#include "clf/params.hpp"
+
+namespace clf {
+
+enum class BorderMode {
+  replicate = CLF_BORDER_REPLICATE,
+  reflect = CLF_BORDER_REFLECT,
+  reflect101 = CLF_BORDER_REFLECT101,
+  wrap = CLF_BORDER_WRAP,
+  constant = CLF_BORDER_CONSTANT
+};
+struct Border {
+  BorderMode mode = BorderMode::reflect101;
+  float value = 0.f;  // for constant
+};
+const char* border_mode_name(BorderMode mode);
+// The `border` and `border_value` specs every filter accepts, and reading them back.
+std::vector<ParamSpec> border_param_specs();
+Border border_from_params(const Params& params);
+// `specs` with the border specs appended: what a factory's params() returns.
+std::vector<ParamSpec> with_border_params(std::vector<ParamSpec> specs);
+// OpenCV's borderInterpolate: maps p outside [0, len) into it; -1 for constant.
+int border_interpolate(int p, int len, BorderMode mode);
+
+}  // namespace clf

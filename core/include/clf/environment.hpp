@@ -1,0 +1,27 @@
+// The environment variables clfilter's programs honour, read in one place. The library's own
+// functions read none: a program calls read_environment() once and passes what it wants on
+// (Device::open's selector and DeviceOptions, Registry's directories).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "clf/device.hpp"
+
+namespace clf {
+
+struct Environment {
+  std::string device;         // CLF_DEVICE: a Device::open selector
+  std::string variant, tile;  // CLF_VARIANT, CLF_TILE: kernel layout overrides (the CLI's)
+  std::vector<std::string>
+      plugin_path;  // CLF_PLUGIN_PATH, a colon list: searched before the default
+  // $XDG_CACHE_HOME/clfilter, else $HOME/.cache/clfilter; "" when CLF_NO_DISK_CACHE is set (not 0).
+  std::string cache_dir;
+  uint64_t alloc_limit = 0;  // CLF_INJECT_ALLOC_LIMIT: fault injection for tests (bytes)
+
+  DeviceOptions device_options() const { return {cache_dir, alloc_limit}; }
+};
+
+Environment read_environment();
+
+}  // namespace clf

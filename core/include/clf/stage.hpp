@@ -1,0 +1,89 @@
+// What a filter sees per strip: float planes on the device (Plane) and the Stage it enqueues its
+// kernels on. The streamer sets a Stage up; a filter only reads it.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "clf/cl.hpp"
+#include "clf/contract.h"
+#include "clf/device.hpp"
+
+namespace clf {
+
+namespace detail {
+struct StageBinder;  // the streamer's access to a Stage
+}
+
+struct Halo {
+  int x = 0, y = 0;  // pixels needed on each side
+};
+
+// Float planes on the device, one per channel: pixel (x, y) of channel c is at
+// buffer[origin + c * plane_stride + y * pitch + x]. Halo pixels sit at negative or past-the-end
+// coordinates, inside the same allocation.
+struct Plane {
+  cl::Buffer buffer;
+  int origin = 0, pitch = 0, plane_stride = 0;
+  int width = 0, rows = 0;
+  // Binds the plane to a kernel's next four arguments, which must be declared
+  //   __global float* plane, int origin, int pitch, int plane_stride
+  // (CLF_PLANE(name) in kernels/stage.clh), from `first`; returns the index after them.
+  cl_uint set_args(cl::Kernel& kernel, cl_uint first) const;
+};
+// Binds a kernel's arguments in order: a Plane takes the four CLF_PLANE(name) declares in the
+// kernel (kernels/stage.clh), any other value one, typed as given (pass int, float, cl_ulong...).
+//   clf::KernelArgs(kernel) << stage.input() << stage.output() << stage.width() << amount;
+class KernelArgs {
+ public:
+  explicit KernelArgs(cl::Kernel& kernel, cl_uint first = 0) : kernel_(kernel), next_(first) {}
+  KernelArgs& operator<<(const Plane& plane);
+  template <typename T>
+  KernelArgs& operator<<(const T& value) {
+    kernel_.setArg(next_++, value);
+    return *this;
+  }
+  cl_uint next() const { return next_; }
+
+ private:
+  cl::Kernel& kernel_;
+  cl_uint next_;
+};
+
+// The same plane seen from another first row, with `rows` rows.
+Plane plane_rows(const Plane& plane, int first_row, int rows);
+// Columns a stage input keeps left of column 0 (and right of its last) for a halo of halo_x:
+// clf/contract.h's CLF_HALO4, the float4 margin rule the kernels rely on.
+inline int plane_margin(int halo_x) { return CLF_HALO4(halo_x); }
+
+class Stage {
+ public:
+  Device& device() const { return *device_; }
+  const cl::CommandQueue& queue() const { return *queue_; }
+  int channels() const { return channels_; }
+  int width() const { return output_.width; }
+  int rows() const { return output_.rows; }
+  // Input is valid on [-halo.x, width + halo.x) x [-halo.y, rows + halo.y), borders already
+  // filled; its margin is plane_margin(halo.x) columns. Never the same memory as output().
+  const Plane& input() const { return input_; }
+  // Float planes, width x rows, written by the filter; may be read back within the stage.
+  const Plane& output() const { return output_; }
+  // Scratch planes (Filter::temp_planes() of them): width x rows with the filter's vertical halo
+  // above and below, valid on [0, width) x [-halo.y, rows + halo.y); no horizontal margin.
+  const Plane& temp(int index) const;
+  // Enqueues `kernel` on the stage's queue; errors name the kernel ("... from
+  // clEnqueueNDRangeKernel(sobel_magnitude)"). local = cl::NullRange lets the driver choose.
+  void launch(const cl::Kernel& kernel, const cl::NDRange& global, const cl::NDRange& local,
+              const char* name) const;
+
+ private:
+  friend struct detail::StageBinder;
+  Device* device_ = nullptr;
+  const cl::CommandQueue* queue_ = nullptr;
+  int channels_ = 0;
+  Plane input_, output_;
+  std::vector<Plane> temps_;
+  std::vector<cl::Event>* events_ = nullptr;  // collects launches for profiling when non-null
+  std::vector<std::string>* event_names_ = nullptr;
+};
+
+}  // namespace clf

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The format rules scripts/test.sh (and so CI) holds the product code to:
+#   - clang-format (.clang-format: Google style, 100 columns) reports nothing on core, plugins,
+#     cli, python, samples and bench;
+#   - no line of product code, C++ or OpenCL C, is longer than 100 columns;
+#   - no function in core/src is longer than 80 lines;
+#   - #include <clf/clf.hpp> (what an embedder includes) pulls in no Boost header.
+# Prints each finding and exits 1 when there is one. Fix C++ layout with:
+#   clang-format -i $(git ls-files 'core/*.[ch]pp' 'core/*.h' 'plugins/*.[ch]pp' ...)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+status=0
+mapfile -t cxx < <(git ls-files 'core/*.cpp' 'core/*.hpp' 'core/*.h' 'plugins/*.cpp' 'plugins/*.hpp' 'cli/*.cpp' \
+  'cli/*.hpp' 'python/*.cpp' 'samples/*.cpp' 'bench/*.cpp' 'bench/*.hpp')
+mapfile -t kernels < <(git ls-files 'kernels/*' 'plugins/*.cl' 'samples/*.cl')
+if ! clang-format --dry-run --Werror "${cxx[@]}" 2>/tmp/clf-format.$$; then
+  grep -E "warning|error" /tmp/clf-format.$$ | head -40
+  echo "check-style: clang-format reports $(grep -c warning /tmp/clf-format.$$) findings (clang-format -i fixes them)"
+  status=1
+fi
+rm -f /tmp/clf-format.$$
+if awk 'length > 100 { printf "%s:%d: %d columns\n", FILENAME, FNR, length; found = 1 } END { exit !found }' \
+  "${cxx[@]}" "${kernels[@]}"; then
+  echo "check-style: lines over 100 columns"
+  status=1
+fi
+# A function: a line at column 0 that opens a body ("...) {" or "...) const {"), to the "}" at
+# column 0 that closes it.
+if awk 'FNR == 1 { start = 0 }
+        /^[A-Za-z].*\)( const)?( noexcept)?( override)? \{$/ || /^[A-Za-z].*\) : .*\{$/ { start = FNR; name = $0 }
+        /^\}/ && start { if (FNR - start - 1 > 80) { printf "%s:%d: %d lines: %s\n", FILENAME, start, FNR - start - 1, name; found = 1 } start = 0 }
+        END { exit !found }' $(git ls-files 'core/src/*.cpp'); then
+  echo "check-style: functions over 80 lines in core/src"
+  status=1
+fi
+if echo '#include <clf/clf.hpp>' | "${CXX:-c++}" -std=c++17 -E -Icore/include -x c++ - | grep -q '/boost/'; then
+  echo "check-style: <clf/clf.hpp> includes Boost (only clf/plugin.hpp may)"
+  status=1
+fi
+[ "$status" = 0 ] && echo "check-style: clean"
+exit "$status"
