@@ -83,3 +83,16 @@ TEST_CASE("allocations are counted while they live") {
   }
   CHECK(device->bytes_in_use() == before);
 }
+
+TEST_CASE("a program gets clf/contract.h and only the helpers it names") {
+  auto device = test::device();
+  const std::string source =
+      "__kernel void uses_border(__global int* p) { p[0] = clf_border_interpolate(p[1], 9, "
+      "CLF_BORDER_WRAP); }";
+  CHECK_NOTHROW(device->build("helpers.cl", source, "", clf::Helpers::border));
+  CHECK_NOTHROW(device->build("helpers.cl", source, ""));  // all, by default
+  // contract.h's numbers are there without any helper; border.clh's function is not.
+  CHECK_NOTHROW(device->build("contract.cl", "__kernel void k(__global int* p) { p[0] = CLF_PIXEL_F16; }", "",
+                              clf::Helpers::none));
+  CHECK_THROWS_AS(device->build("helpers.cl", source, "", clf::Helpers::stage), clf::Error);
+}

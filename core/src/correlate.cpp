@@ -116,7 +116,8 @@ Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float
   const uint64_t weight_bytes = weights.size() * sizeof(float);
   if (weight_bytes > device.device().getInfo<CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE>())
     options += " -D CLF_WEIGHTS=__global";
-  cl::Program program = device.build("clf_correlate", "", options + tiling_.defines());
+  cl::Program program =
+      device.build("clf_correlate", "", options + tiling_.defines(), Helpers::correlate);
   kernel_ = device.kernel(program, ("clf_correlate" + tiling_.suffix()).c_str());
   weights_ = device.upload(weights.data(), weight_bytes, (name + " weights").c_str());
 }

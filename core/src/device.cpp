@@ -280,11 +280,13 @@ void Device::Impl::store_in_disk_cache(const std::string& key, const cl::Program
 }
 
 cl::Program Device::build(const std::string& name, const std::string& source,
-                          const std::string& options) {
+                          const std::string& options, Helpers helpers) {
   Impl& d = *impl_;
-  const std::string full = std::string(clf_kernel_contract_h) + clf_kernel_border_clh +
-                           clf_kernel_stage_clh + clf_kernel_correlate_clh + "\n#line 1 \"" + name +
-                           "\"\n" + source;
+  std::string full = clf_kernel_contract_h;
+  if (uses(helpers, Helpers::border)) full += clf_kernel_border_clh;
+  if (uses(helpers, Helpers::stage)) full += clf_kernel_stage_clh;
+  if (uses(helpers, Helpers::correlate)) full += clf_kernel_correlate_clh;
+  full += "\n#line 1 \"" + name + "\"\n" + source;
   const DeviceInfo& info = d.info;
   const std::string key = hex(fnv1a(info.platform_name + '\n' + info.name + '\n' + info.version +
                                     '\n' + info.driver_version + '\n' + options + '\n' + full));

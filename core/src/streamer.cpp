@@ -183,8 +183,8 @@ void Run::make_queues() {
   pack_vector_ = shape_.channels == 1 && vw > 1 ? vw : 1;
   std::string options = "-D CLF_PIXEL=" + std::to_string(pixel);
   if (pack_vector_ > 1) options += " -D VW=" + std::to_string(pack_vector_);
-  cl::Program pack = device_.build("clf_pack", clf_kernel_pack_cl, options);
-  cl::Program pad = device_.build("clf_pad", clf_kernel_pad_cl, "");
+  cl::Program pack = device_.build("clf_pack", clf_kernel_pack_cl, options, Helpers::border);
+  cl::Program pad = device_.build("clf_pad", clf_kernel_pad_cl, "", Helpers::border);
   unpack_ = device_.kernel(pack, pack_vector_ > 1 ? "clf_unpack1" : "clf_unpack");
   pack_ = device_.kernel(pack, pack_vector_ > 1 ? "clf_pack1" : "clf_pack");
   pad_rows_ = device_.kernel(pad, "clf_pad_rows");

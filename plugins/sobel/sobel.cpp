@@ -80,7 +80,8 @@ class SobelMagnitude : public Filter {
         tiling_(choose_tiling(device, r, r)) {
     const std::string options =
         "-D RX=" + std::to_string(r) + " -D RY=" + std::to_string(r) + tiling_.defines();
-    cl::Program program = device.build("sobel.cl", sobel_sobel_cl, options);
+    // sobel.cl's kernels are built on correlate.clh's blocked helpers (and its -D RX/RY macros).
+    cl::Program program = device.build("sobel.cl", sobel_sobel_cl, options, Helpers::correlate);
     kernel_ = device.kernel(program, ("sobel_magnitude" + tiling_.suffix()).c_str());
     wx_ = device.upload(wx.data(), wx.size() * sizeof(float), "sobel x weights");
     wy_ = device.upload(wy.data(), wy.size() * sizeof(float), "sobel y weights");

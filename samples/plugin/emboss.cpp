@@ -16,8 +16,8 @@ class Emboss : public Filter {
     // window in local memory on every device.
     tiling_ = choose_tiling(device, 1, 1);
     if (tiling_.variant != Variant::tiled) tiling_ = Tiling{Variant::tiled, 64, 4, 64};
-    kernel_ =
-        device.kernel(device.build("emboss.cl", emboss_emboss_cl, tiling_.defines()), "emboss");
+    kernel_ = device.kernel(
+        device.build("emboss.cl", emboss_emboss_cl, tiling_.defines(), Helpers::stage), "emboss");
   }
   Halo halo() const override { return {1, 1}; }
   Border border() const override { return border_; }

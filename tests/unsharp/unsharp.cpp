@@ -16,7 +16,8 @@ class Unsharp : public Filter {
               gaussian_taps(sigma, gaussian_radius(sigma)), 0.f, "unsharp_blur"),
         amount_(amount),
         border_(border),
-        kernel_(device.kernel(device.build("unsharp.cl", unsharp_unsharp_cl, ""), "unsharp_combine")) {}
+        kernel_(device.kernel(device.build("unsharp.cl", unsharp_unsharp_cl, "", Helpers::stage),
+                              "unsharp_combine")) {}
   Halo halo() const override { return blur_.halo(); }
   Border border() const override { return border_; }
   // The blur's own temp planes first (its row pass), then one for the blurred image.
@@ -24,10 +25,11 @@ class Unsharp : public Filter {
   void enqueue(Stage& stage) override {
     const Plane& blurred = stage.temp(blur_.temp_planes());
     blur_.enqueue(stage, stage.input(), blurred);
-    KernelArgs(kernel_) << stage.input() << blurred << stage.output() << stage.width() << stage.rows()
-                        << amount_;
-    stage.launch(kernel_, cl::NDRange((size_t(stage.width()) + 63) / 64 * 64, size_t(stage.rows()),
-                                      size_t(stage.channels())),
+    KernelArgs(kernel_) << stage.input() << blurred << stage.output() << stage.width()
+                        << stage.rows() << amount_;
+    stage.launch(kernel_,
+                 cl::NDRange((size_t(stage.width()) + 63) / 64 * 64, size_t(stage.rows()),
+                             size_t(stage.channels())),
                  cl::NDRange(64, 1, 1), "unsharp_combine");
   }
   std::string describe() const override { return "unsharp mask, blur " + blur_.describe(); }
@@ -45,8 +47,13 @@ class UnsharpFactory : public FilterFactory {
   std::string summary() const override { return "unsharp mask: in + amount (in - gaussian(in))"; }
   std::vector<ParamSpec> params() const override {
     return with_border_params({
-        ParamSpec::number("sigma", "the blur's standard deviation").fallback("2").above(0).at_most(64),
-        ParamSpec::number("amount", "how much of the detail is added back").fallback("1").at_least(0),
+        ParamSpec::number("sigma", "the blur's standard deviation")
+            .fallback("2")
+            .above(0)
+            .at_most(64),
+        ParamSpec::number("amount", "how much of the detail is added back")
+            .fallback("1")
+            .at_least(0),
     });
   }
   std::unique_ptr<Filter> create(const Params& p, Device& device) const override {

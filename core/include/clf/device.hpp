@@ -39,6 +39,16 @@ struct Tuning {
 };
 const char* variant_name(Variant variant);
 
+// The kernel helpers a program uses, prepended to its source by Device::build (clf/contract.h
+// always is): border = kernels/border.clh (clf_border_interpolate), stage = kernels/stage.clh
+// (CLF_PLANE, clf_stage_window), correlate = kernels/correlate.clh (the correlation kernels and the
+// blocked helpers; with stage, which its tiled kernels use).
+enum class Helpers : unsigned { none = 0, border = 1, stage = 2, correlate = 4 | 2, all = 7 };
+inline Helpers operator|(Helpers a, Helpers b) { return Helpers(unsigned(a) | unsigned(b)); }
+inline bool uses(Helpers set, Helpers one) {
+  return (unsigned(set) & unsigned(one)) == unsigned(one);
+}
+
 // What a Device is opened with. The library reads no environment: clf::read_environment
 // (clf/environment.hpp) is where a program turns CLF_* variables into these.
 struct DeviceOptions {
@@ -92,10 +102,10 @@ class Device {
   const cl::Context& context() const;
   const cl::Device& device() const;
 
-  // Builds `source` after the kernel prelude (clf/contract.h, then kernels/border.clh, stage.clh
-  // and correlate.clh) with `options`; cached in memory and, with a cache_dir, on disk. Throws
-  // Error(build) with the build log.
-  cl::Program build(const std::string& name, const std::string& source, const std::string& options);
+  // Builds `source` after clf/contract.h and the helpers it names (all by default) with `options`;
+  // cached in memory and, with a cache_dir, on disk. Throws Error(build) with the build log.
+  cl::Program build(const std::string& name, const std::string& source, const std::string& options,
+                    Helpers helpers = Helpers::all);
   cl::Kernel kernel(const cl::Program& program, const char* name);
 
   // Counted allocation. Throws Error(device) with CL_MEM_OBJECT_ALLOCATION_FAILURE when the
