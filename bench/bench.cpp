@@ -280,7 +280,7 @@ int main(int argc, char** argv) try {
   std::vector<std::string> filters;
   bool smoke = false, pageable = false, scale = false;
   int strip_rows = 0, slots = 3;  // streamed runs: 0 = the streamer's choice
-  int batch = 0, jobs_per_device = 2;
+  int batch = 0, jobs_per_device = 2, separable_rows = -1;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -318,6 +318,8 @@ int main(int argc, char** argv) try {
       batch = std::max(1, std::stoi(next()));  // N images over the devices
     else if (a == "--jobs")
       jobs_per_device = std::max(1, std::stoi(next()));
+    else if (a == "--separable-rows")
+      separable_rows = std::max(0, std::stoi(next()));
     else if (a == "-h" || a == "--help") {
       std::cout
           << "usage: clfilter-bench [--size WxH] [--channels C] [--type f32|u8|u16|f16] [--reps "
@@ -410,6 +412,11 @@ int main(int argc, char** argv) try {
     double clfilter_ms, opencv_cpu_ms, opencv_ocl_ms;
   };
   std::vector<Versus> versus;
+  if (separable_rows >= 0) {
+    clf::Tuning t = device->tuning();
+    t.separable_rows = separable_rows;
+    device->set_tuning(t);
+  }
   const clf::Tuning base = device->tuning();
   for (const auto& spec : filters)
     for (auto variant : {clf::Variant::direct, clf::Variant::tiled}) {

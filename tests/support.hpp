@@ -126,11 +126,15 @@ struct Layout {
   clf::Variant variant;
   int vector_width;
   const char* name;
+  int separable_rows = -1;  // -1: the device's default
 };
 inline const std::vector<Layout>& layouts() {
   static const std::vector<Layout> all = {
-      {clf::Variant::direct, 0, "direct"}, {clf::Variant::direct, 1, "direct x1"},
-      {clf::Variant::direct, 4, "direct 4x2 blocks"}, {clf::Variant::tiled, 0, "tiled"}};
+      {clf::Variant::direct, 0, "direct"},
+      {clf::Variant::direct, 1, "direct x1"},
+      {clf::Variant::direct, 4, "direct 4x2 blocks", 0},
+      {clf::Variant::direct, 4, "direct 4x2 blocks, separable in one pass of 3-row blocks", 3},
+      {clf::Variant::tiled, 0, "tiled"}};
   return all;
 }
 
@@ -148,10 +152,15 @@ inline clf::Image run_chain(const std::vector<std::string>& specs, const clf::Im
 // device's default) for the scope of a test.
 struct VariantScope {
   clf::Tuning saved;
-  explicit VariantScope(clf::Variant v, int vector_width = 0) : saved(device()->tuning()) {
+  explicit VariantScope(clf::Variant v, int vector_width = 0, int separable_rows = -1)
+      : saved(device()->tuning()) {
     clf::Tuning t = saved;
     t.variant = v;
     if (vector_width > 0) t.vector_width = vector_width;
+    if (separable_rows >= 0) {  // -1 keeps the device's default
+      t.separable_rows = separable_rows;
+      t.separable_max_radius = 8;
+    }
     if (v == clf::Variant::tiled) {  // small tiles so that small test images span several
       t.tile_width = 32;
       t.tile_height = 4;

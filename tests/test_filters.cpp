@@ -86,7 +86,7 @@ void check_case(const FilterCase& fc, const std::string& border, const clf::Imag
   if (border == "constant") spec += ",border_value=" + std::to_string(border_value);
   const clf::Tuning& t = test::device()->tuning();
   INFO(spec << " on " << in.width() << "x" << in.height() << "x" << in.channels() << " "
-            << clf::pixel_type_name(in.type()) << ", " << clf::variant_name(t.variant) << " vector width "
+            << clf::pixel_type_name(in.type()) << ", " << clf::variant_name(t.variant) << " separable rows " << t.separable_rows << " vector width "
             << t.vector_width);
   const clf::Image out = test::run_chain({spec}, in);
   test::check_matches(out, fc.reference(test::to_ref(in), ref::border_from_name(border), border_value), fc.kernel_l1);
@@ -97,7 +97,7 @@ void check_case(const FilterCase& fc, const std::string& border, const clf::Imag
 TEST_CASE("every filter matches the reference for every border, type, channel count and variant") {
   const auto cases = filter_cases();
   for (const auto& layout : test::layouts()) {
-    test::VariantScope scope(layout.variant, layout.vector_width);
+    test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows);
     for (auto type : {clf::PixelType::f32, clf::PixelType::u8, clf::PixelType::u16, clf::PixelType::f16})
       for (int channels : {1, 3, 4}) {
         const clf::Image in = test::random_image(37, 23, channels, type, unsigned(channels));
@@ -110,7 +110,7 @@ TEST_CASE("every filter matches the reference for every border, type, channel co
 TEST_CASE("odd sizes: 1x1, single rows and columns, prime widths, radius larger than the image") {
   const auto cases = filter_cases();
   for (const auto& layout : test::layouts()) {
-    test::VariantScope scope(layout.variant, layout.vector_width);
+    test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows);
     for (auto [w, h] : {std::pair{1, 1}, {1, 9}, {9, 1}, {7, 3}, {131, 5}, {1000, 3}, {2, 2}}) {
       const clf::Image in = test::random_image(w, h, 1, clf::PixelType::f32, 3);
       for (const auto& fc : cases)
@@ -133,7 +133,7 @@ TEST_CASE("every variant gives the same answer") {
   for (const auto& fc : filter_cases()) {
     std::vector<clf::Image> results;
     for (const auto& layout : test::layouts()) {
-      test::VariantScope scope(layout.variant, layout.vector_width);
+      test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows);
       results.push_back(test::run_chain({fc.spec}, in));
     }
     INFO(fc.spec);
@@ -161,7 +161,7 @@ TEST_CASE("kernels past the constant-memory and local-memory limits still run") 
   const clf::Image in = test::random_image(40, 30, 1, clf::PixelType::f32, 11);
   const clf::Matrix m = clf::parse_matrix(kernel, "k");
   for (const auto& layout : test::layouts()) {
-    test::VariantScope scope(layout.variant, layout.vector_width);
+    test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows);
     const clf::Image out = test::run_chain({"convolve:kernel=" + kernel}, in);
     const ref::Image want = ref::correlate(test::to_ref(in), m.values, 101, 101, Border::reflect101);
     const double scale = 1e3;  // sums of ~10^4 terms: compare relative to their size
@@ -171,4 +171,21 @@ TEST_CASE("kernels past the constant-memory and local-memory limits still run") 
     for (size_t i = 0; i < 40 * 30; ++i) got.pixels<float>()[i] /= float(scale);
     test::check_matches(got, scaled);
   }
+}
+
+TEST_CASE("separable kernels run in one pass where the tuning says so, else in two") {
+  auto describe = [](const std::string& spec) {
+    clf::Pipeline p(test::device());
+    p.add(test::registry(), spec);
+    return p.filter(0).describe();
+  };
+  {
+    test::VariantScope one_pass(clf::Variant::direct, 4, 3);
+    CHECK_THAT(describe("gaussian:sigma=1.5"), Catch::Contains("separable single pass, direct 4x3/8"));
+    CHECK_THAT(describe("box:radius=8"), Catch::Contains("separable single pass"));
+    CHECK_THAT(describe("box:radius=9"), Catch::Contains("separable 2-pass"));  // past the radius
+    CHECK_THAT(describe("box:radius=3"), Catch::Contains("single pass, direct 4x2/8"));  // 7x7 in 2-D
+  }
+  test::VariantScope two_pass(clf::Variant::direct, 4, 0);
+  CHECK_THAT(describe("gaussian:sigma=1.5"), Catch::Contains("separable 2-pass"));
 }

@@ -146,6 +146,24 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
   if (kx.size() % 2 == 0 || ky.size() % 2 == 0)
     throw Error(ErrorKind::usage, name + ": separable kernels must have odd sizes");
   const int rx = rx_;
+  delta_ = delta;
+  name_ = name;
+  const Tiling blocked = choose_tiling(device, rx, ry_);
+  const Tuning& tuning = device.tuning();
+  if (two_pass_ && blocked.blocked() && tuning.separable_rows > 0 &&
+      std::max(rx, ry_) <= std::min(tuning.separable_max_radius, 12)) {
+    ring_tiling_ = blocked;
+    ring_tiling_.tile_height = device.tuning().separable_rows;
+    const std::string options = "-D RX=" + std::to_string(rx) + " -D RY=" + std::to_string(ry_) +
+                                " -D CLF_SEPARABLE" + ring_tiling_.defines();
+    ring_ = device.kernel(device.build("clf_correlate", "", options, Helpers::correlate),
+                          "clf_separable_blocked");
+    ring_wx_ = device.upload(kx.data(), kx.size() * sizeof(float), (name + " row weights").c_str());
+    ring_wy_ =
+        device.upload(ky.data(), ky.size() * sizeof(float), (name + " column weights").c_str());
+    two_pass_ = false;
+    return;
+  }
   if (two_pass_) {
     passes_.emplace_back(device, rx, 0, kx, 0.f, name + "_row");
     passes_.emplace_back(device, 0, ry_, ky, delta, name + "_col");
@@ -158,6 +176,15 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
 }
 
 void SeparableCorrelation::enqueue(const Stage& stage, const Plane& src, const Plane& dst) const {
+  if (ring_()) {
+    ring_tiling_.check_input(src, rx_, name_);
+    cl::Kernel kernel = ring_;
+    KernelArgs(kernel) << src << dst << dst.width << dst.rows << ring_wx_.get() << ring_wy_.get()
+                       << delta_;
+    stage.launch(kernel, ring_tiling_.global(dst.width, dst.rows, stage.channels()),
+                 ring_tiling_.local(), name_.c_str());
+    return;
+  }
   if (!two_pass_) {
     passes_[0].enqueue(stage, src, dst);
     return;
@@ -183,6 +210,7 @@ std::vector<float> gaussian_taps(double sigma, int radius) {
 int gaussian_radius(double sigma) { return (int(std::lrint(sigma * 8 + 1)) | 1) / 2; }
 
 std::string SeparableCorrelation::describe() const {
+  if (ring_()) return "separable single pass, " + ring_tiling_.describe();
   return (two_pass_ ? "separable 2-pass, " : "single pass, ") + passes_[0].describe();
 }
 

@@ -112,6 +112,11 @@ Tuning default_tuning(const DeviceInfo& info) {
     tuning.tile_width = 248;
     tuning.tile_height = 4;
     tuning.group_width = 64;
+    // Separable kernels up to radius 8 in one pass of 8-row blocks: global memory read and
+    // written once. Past radius 8 the row work repeated for each block's halo rows costs more
+    // than the second pass saves (docs/PERFORMANCE.md, "single-pass separable").
+    tuning.separable_rows = 8;
+    tuning.separable_max_radius = 8;
   } else {
     // On CPUs __local is only an extra copy through the same caches.
     // One SIMD register of outputs per work-item (16 floats = AVX-512; fine on AVX2 too).

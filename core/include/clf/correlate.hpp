@@ -84,6 +84,12 @@ class SeparableCorrelation {
   bool two_pass_;
   int rx_, ry_;
   std::vector<Correlation> passes_;
+  // Single pass over a two-pass-sized kernel (Tuning::separable_rows): its kernel and weights.
+  cl::Kernel ring_;
+  DeviceBuffer ring_wx_, ring_wy_;
+  Tiling ring_tiling_;
+  float delta_ = 0.f;
+  std::string name_;
 };
 
 // Whole filters made of one correlation and a border: what the blurs, Sobel's single derivatives

@@ -31,11 +31,15 @@ std::vector<DeviceInfo> list_devices();
 enum class Variant { tiled, direct };
 struct Tuning {
   Variant variant = Variant::direct;
-  int tile_width = 248,
-      tile_height = 4;   // tiled: outputs per work-group; direct x4: H rows per work-item
+  // Tiled: outputs per work-group; direct with vector_width 4: tile_height rows per work-item.
+  int tile_width = 248, tile_height = 4;
   int group_width = 64;  // work-items per group (1-D along x)
-  int vector_width =
-      1;  // direct: outputs per work-item; 4 = 4 x tile_height blocks (GPUs), 16 = one row (CPUs)
+  // Direct: outputs per work-item; 4 = 4 x tile_height blocks (GPUs), 16 = one row (CPUs).
+  int vector_width = 1;
+  // Blocked devices: separable filters too large for one 2-D pass but of radius at most
+  // separable_max_radius run in one pass, separable_rows output rows per work-item (the row
+  // results kept in registers); otherwise (or with 0) two passes through a temp plane.
+  int separable_rows = 0, separable_max_radius = 0;
 };
 const char* variant_name(Variant variant);
 
