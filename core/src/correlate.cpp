@@ -125,12 +125,7 @@ Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float
 void Correlation::enqueue(const Stage& stage, const Plane& src, const Plane& dst) const {
   tiling_.check_input(src, rx_, name_);
   cl::Kernel kernel = kernel_;  // copies share one kernel object: arguments are set per launch
-  cl_uint arg = src.set_args(kernel, 0);
-  arg = dst.set_args(kernel, arg);
-  kernel.setArg(arg++, dst.width);
-  kernel.setArg(arg++, dst.rows);
-  kernel.setArg(arg++, weights_.get());
-  kernel.setArg(arg++, delta_);
+  KernelArgs(kernel) << src << dst << dst.width << dst.rows << weights_.get() << delta_;
   stage.launch(kernel, tiling_.global(dst.width, dst.rows, stage.channels()), tiling_.local(),
                name_.c_str());
 }

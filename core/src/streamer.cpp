@@ -303,28 +303,21 @@ void Run::enqueue_unpack(StripCommands& strip, Slot& slot) {
   const bool in_place = plan_.in_place();
   Plane dst = plane_rows(plane(0, slot.work[0], own), up.begin - own.begin, up.size());
   cl::Kernel& kernel = unpack_;
-  kernel.setArg(0, in_place ? in_place_in_ : slot.up.get());
-  kernel.setArg(1, cl_ulong(in_place ? size_t(up.begin) * plan_.width() * plan_.channels() : 0));
-  kernel.setArg(2, plan_.width());
-  kernel.setArg(3, up.size());
-  kernel.setArg(4, plan_.channels());
-  const cl_uint next = dst.set_args(kernel, 5);
-  if (shared_rows > 0) {
-    const Range prev = plan_.upload_rows(plan_.strip(strip.index - 1));
-    kernel.setArg(next, previous_slot(strip.index).up.get());
-    // In samples: row up.begin of the previous strip's buffer, minus this strip's row 0.
-    kernel.setArg(next + 1,
-                  cl_ulong(size_t(up.begin - prev.begin) * plan_.width() * plan_.channels()));
-  } else {
-    kernel.setArg(next, in_place ? in_place_in_ : slot.up.get());
-    kernel.setArg(next + 1, cl_ulong(0));
-  }
-  kernel.setArg(next + 2, shared_rows);
+  const cl::Buffer& rows = in_place ? in_place_in_ : slot.up.get();
+  // Rows shared with the previous strip come from its upload buffer; the offset is in samples:
+  // row up.begin of that buffer, minus this strip's row 0.
+  const cl::Buffer& shared = shared_rows > 0 ? previous_slot(strip.index).up.get() : rows;
+  const size_t row_samples = size_t(plan_.width()) * size_t(plan_.channels());
+  const cl_ulong shared_offset =
+      shared_rows > 0
+          ? cl_ulong(size_t(up.begin - plan_.upload_rows(plan_.strip(strip.index - 1)).begin) *
+                     row_samples)
+          : 0;
   const int hx = n > 0 ? plan_.stage(0).hx : 0;
   const Border border = n > 0 ? plan_.stage(0).border : Border{};
-  kernel.setArg(next + 3, hx);
-  kernel.setArg(next + 4, int(border.mode));
-  kernel.setArg(next + 5, border.value);
+  KernelArgs(kernel) << rows << cl_ulong(in_place ? size_t(up.begin) * row_samples : 0)
+                     << plan_.width() << up.size() << plan_.channels() << dst << shared
+                     << shared_offset << shared_rows << hx << int(border.mode) << border.value;
   // The compute queue is in order: waiting here orders every kernel of this strip after it.
   cl::Event event;
   const int items = (plan_.width() + pack_vector_ - 1) / pack_vector_ + 2 * hx;
@@ -354,14 +347,8 @@ void Run::enqueue_stage(int s, StripCommands& strip, Slot& slot) {
             bottom = cyclic ? 0 : std::max(0, own.end + hy - height);
   for (auto [row_begin, count] : {std::pair{-hy, top}, std::pair{height - own.begin, bottom}}) {
     if (count == 0) continue;
-    input.set_args(pad_rows_, 0);
-    pad_rows_.setArg(4, width);
-    pad_rows_.setArg(5, hx);
-    pad_rows_.setArg(6, own.begin);
-    pad_rows_.setArg(7, height);
-    pad_rows_.setArg(8, row_begin);
-    pad_rows_.setArg(9, int(shape.border.mode));
-    pad_rows_.setArg(10, shape.border.value);
+    KernelArgs(pad_rows_) << input << width << hx << own.begin << height << row_begin
+                          << int(shape.border.mode) << shape.border.value;
     strip.stage.launch(
         pad_rows_,
         cl::NDRange(size_t(round_up(width + 2 * hx, 64)), size_t(count), size_t(plan_.channels())),
@@ -370,12 +357,8 @@ void Run::enqueue_stage(int s, StripCommands& strip, Slot& slot) {
   const int inside_begin = cyclic ? -hy : std::max(-hy, -own.begin);
   const int inside_end = cyclic ? own.size() + hy : std::min(own.size() + hy, height - own.begin);
   if (hx > 0 && inside_end > inside_begin && s > 0) {  // stage 0's: the unpack filled them
-    input.set_args(pad_cols_, 0);
-    pad_cols_.setArg(4, width);
-    pad_cols_.setArg(5, hx);
-    pad_cols_.setArg(6, inside_begin);
-    pad_cols_.setArg(7, int(shape.border.mode));
-    pad_cols_.setArg(8, shape.border.value);
+    KernelArgs(pad_cols_) << input << width << hx << inside_begin << int(shape.border.mode)
+                          << shape.border.value;
     strip.stage.launch(
         pad_cols_,
         cl::NDRange(size_t(2 * hx), size_t(inside_end - inside_begin), size_t(plan_.channels())),
@@ -409,13 +392,10 @@ void Run::enqueue_pack(StripCommands& strip, Slot& slot) {
   const bool in_place = plan_.in_place();
   if (!final_in_place_) {
     Plane src = plane(n, slot.work[n % 2], strip.strip);
-    src.set_args(pack_, 0);
-    pack_.setArg(4, in_place ? in_place_out_ : slot.down.get());
-    pack_.setArg(
-        5, cl_ulong(in_place ? size_t(strip.strip.begin) * plan_.width() * plan_.channels() : 0));
-    pack_.setArg(6, plan_.width());
-    pack_.setArg(7, strip.strip.size());
-    pack_.setArg(8, plan_.channels());
+    const cl::Buffer& rows = in_place ? in_place_out_ : slot.down.get();
+    const size_t first_sample = size_t(strip.strip.begin) * plan_.width() * plan_.channels();
+    KernelArgs(pack_) << src << rows << cl_ulong(in_place ? first_sample : 0) << plan_.width()
+                      << strip.strip.size() << plan_.channels();
     const int items = (plan_.width() + pack_vector_ - 1) / pack_vector_;
     cl::Event packed;
     cl_check(queues_[1].enqueueNDRangeKernel(

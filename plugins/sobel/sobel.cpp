@@ -90,14 +90,8 @@ class SobelMagnitude : public Filter {
   Border border() const override { return border_; }
   void enqueue(Stage& stage) override {
     tiling_.check_input(stage.input(), radius_, "sobel_magnitude");
-    cl_uint arg = stage.input().set_args(kernel_, 0);
-    arg = stage.output().set_args(kernel_, arg);
-    kernel_.setArg(arg++, stage.width());
-    kernel_.setArg(arg++, stage.rows());
-    kernel_.setArg(arg++, wx_.get());
-    kernel_.setArg(arg++, wy_.get());
-    kernel_.setArg(arg++, scale_);
-    kernel_.setArg(arg++, delta_);
+    KernelArgs(kernel_) << stage.input() << stage.output() << stage.width() << stage.rows()
+                        << wx_.get() << wy_.get() << scale_ << delta_;
     stage.launch(kernel_, tiling_.global(stage.width(), stage.rows(), stage.channels()),
                  tiling_.local(), "sobel_magnitude");
   }

@@ -7,9 +7,9 @@
 #define WIN_W (4 * WIN_W4)            // ... and in floats
 #define WIN_H (TH + 2 * R)
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void emboss(
-    __global const float* src, int src_origin, int src_pitch, int src_plane, __global float* dst,
-    int dst_origin, int dst_pitch, int dst_plane, int width, int rows, float strength) {
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void emboss(CLF_PLANE_IN(src),
+                                                                     CLF_PLANE(dst), int width,
+                                                                     int rows, float strength) {
   __local float4 staged_rows[WIN_H * WIN_W4];
   const int tx0 = get_group_id(0) * TW, ty0 = get_group_id(1) * TH, c = get_group_id(2);
   const event_t staged =

@@ -22,11 +22,8 @@ class Emboss : public Filter {
   Halo halo() const override { return {1, 1}; }
   Border border() const override { return border_; }
   void enqueue(Stage& stage) override {
-    cl_uint arg = stage.input().set_args(kernel_, 0);
-    arg = stage.output().set_args(kernel_, arg);
-    kernel_.setArg(arg++, stage.width());
-    kernel_.setArg(arg++, stage.rows());
-    kernel_.setArg(arg++, strength_);
+    KernelArgs(kernel_) << stage.input() << stage.output() << stage.width() << stage.rows()
+                        << strength_;
     stage.launch(kernel_, tiling_.global(stage.width(), stage.rows(), stage.channels()),
                  tiling_.local(), "emboss");
   }
