@@ -73,8 +73,9 @@ class Pipeline {
   RunStats run(const Image& in, Image& out, const RunOptions& options = {});
   // Streams rows from `source` to `sink` (files, or anything else not held in memory whole): host
   // memory stays within a few strips (slots x strip rows plus the halo), whatever the height.
-  // Output is bit-identical to run() on the same pixels. A chain with a wrap border needs the
-  // whole image on the device: its one strip is the whole image.
+  // Output is bit-identical to run() on the same pixels. A chain whose vertical borders all wrap
+  // streams too when `source` has a second_reader() (for its last rows); without one, or mixed
+  // with other vertical borders, a wrap chain's one strip is the whole image.
   RunStats run(RowSource& source, RowSink& sink, const RunOptions& options = {});
 
  private:
