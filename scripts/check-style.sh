@@ -2,7 +2,7 @@
 # The format rules scripts/test.sh (and so CI) holds the product code to:
 #   - clang-format (.clang-format: Google style, 100 columns) reports nothing on core, plugins,
 #     cli, python, samples and bench;
-#   - no line of product code, C++ or OpenCL C, is longer than 100 columns;
+#   - no line of product code, C++, OpenCL C or the Python package, is longer than 100 columns;
 #   - no function in core/src is longer than 80 lines;
 #   - #include <clf/clf.hpp> (what an embedder includes) pulls in no Boost header.
 # Prints each finding and exits 1 when there is one. Fix C++ layout with:
@@ -13,7 +13,7 @@ cd "$root"
 status=0
 mapfile -t cxx < <(git ls-files 'core/*.cpp' 'core/*.hpp' 'core/*.h' 'plugins/*.cpp' 'plugins/*.hpp' 'cli/*.cpp' \
   'cli/*.hpp' 'python/*.cpp' 'samples/*.cpp' 'bench/*.cpp' 'bench/*.hpp')
-mapfile -t kernels < <(git ls-files 'kernels/*' 'plugins/*.cl' 'samples/*.cl')
+mapfile -t other_sources < <(git ls-files 'kernels/*' 'plugins/*.cl' 'samples/*.cl' 'python/clfilter/*.py')
 if ! clang-format --dry-run --Werror "${cxx[@]}" 2>/tmp/clf-format.$$; then
   grep -E "warning|error" /tmp/clf-format.$$ | head -40
   echo "check-style: clang-format reports $(grep -c warning /tmp/clf-format.$$) findings (clang-format -i fixes them)"
@@ -21,7 +21,7 @@ if ! clang-format --dry-run --Werror "${cxx[@]}" 2>/tmp/clf-format.$$; then
 fi
 rm -f /tmp/clf-format.$$
 if awk 'length > 100 { printf "%s:%d: %d columns\n", FILENAME, FNR, length; found = 1 } END { exit !found }' \
-  "${cxx[@]}" "${kernels[@]}"; then
+  "${cxx[@]}" "${other_sources[@]}"; then
   echo "check-style: lines over 100 columns"
   status=1
 fi

@@ -60,7 +60,7 @@ class Pipeline:
 
 
 def filter(array, specs, device=None):  # noqa: A001 - the verb users look for
-    """``array`` through one filter spec or a list of them; a new array of the same shape and type."""
+    """``array`` through one filter spec or a list of them; a new array of its shape and type."""
     return Pipeline(specs, device)(array)
 
 
@@ -70,7 +70,8 @@ def devices():
 
 
 def filters():
-    """Every filter: dicts with name, summary and params (name, type, default, help, min, max, choices)."""
+    """Every filter: dicts with name, summary and params (name, type, default, help, min, max,
+    min_exclusive, max_exclusive, range, choices)."""
     return _clfilter.filters()
 
 

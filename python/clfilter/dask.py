@@ -34,7 +34,8 @@ def _wraps(specs):
     """True when every filter of the chain wraps, False when none does; mixed chains are refused."""
     borders = []
     for spec in specs:
-        params = dict(p.split("=", 1) for p in spec.split(":", 1)[1].split(",") if "=" in p) if ":" in spec else {}
+        pieces = spec.split(":", 1)[1].split(",") if ":" in spec else []
+        params = dict(p.split("=", 1) for p in pieces if "=" in p)
         borders.append(params.get("border", "reflect101").strip() == "wrap")
     if any(borders) and not all(borders):
         raise ValueError("clfilter.dask_filter: a chain that mixes border=wrap with other borders "
