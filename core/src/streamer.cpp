@@ -3,8 +3,11 @@
 // filter per stage, pack to native pixels (queue C) -> download (queue D) -> the host's rows (to
 // the sink on the landing thread, a pinned image, or in place). A ring of slots keeps several
 // strips in flight; events order upload -> compute -> download per strip, and a slot is reused
-// only after its previous strip has landed. The geometry is strip_plan.hpp's; this file is the
-// device side and the run loops. docs/ARCHITECTURE.md walks the whole path.
+// only after its previous strip has landed. Each device is a lane (Run: its queues, ring and
+// chain); the Scheduler gives strip i to lane i mod lanes, reading the source and landing strips in
+// order. A chain that wraps vertically reads cyclic rows (CyclicRows). The geometry is
+// strip_plan.hpp's; this file is the device side and the run loops. docs/ARCHITECTURE.md walks the
+// whole path.
 #include "streamer.hpp"
 
 #include <algorithm>
