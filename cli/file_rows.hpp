@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "clf/rows.hpp"
+#include "row_files.hpp"
 
 namespace clf {
 
@@ -24,8 +25,9 @@ class FileRowSource final : public RowSource {
   // Decodes forward only, keeping the rows from the discard point on for later calls. Throws
   // Error(io) on any error the reader reports (a damaged file is refused, not filled in), and
   // Error(cancelled) when `cancel` is set.
-  void read(int begin, int end, std::byte* rows) override;
-  void discard_before(int row) override;
+  void read(int begin, int end, std::byte* rows) override { rows_->read(begin, end, rows); }
+  void discard_before(int row) override { rows_->discard_before(row); }
+  void prefetch(int rows) { rows_->prefetch(rows); }
   // The same file opened again (for a wrap border's far rows).
   std::unique_ptr<RowSource> second_reader() const override {
     return std::make_unique<FileRowSource>(path_, cancel_);
@@ -42,8 +44,7 @@ class FileRowSource final : public RowSource {
   OIIO::ImageSpec spec_;
   ImageShape shape_;
   std::vector<std::string> warnings_;
-  std::vector<std::byte> kept_;  // decoded rows [kept_begin_, kept_end_)
-  int kept_begin_ = 0, kept_end_ = 0;
+  std::unique_ptr<ForwardRows> rows_;
 };
 
 // Writes a temporary file beside `path` (same extension, so the same format), renamed over `path`
@@ -66,7 +67,7 @@ class FileRowSink final : public RowSink {
   void flush_band();
   [[noreturn]] void fail(const std::string& why);
   std::string path_;
-  std::filesystem::path tmp_;
+  TempOutput tmp_;  // declared before out_: the file closes before an uncommitted one is removed
   const std::atomic<bool>* cancel_;
   std::unique_ptr<OIIO::ImageOutput> out_;
   OIIO::ImageSpec spec_;
@@ -75,7 +76,6 @@ class FileRowSink final : public RowSink {
   int tile_rows_ = 0;            // > 0: tiled output, rows buffered into bands of this height
   std::vector<std::byte> band_;  // tiled: rows [band_begin_, band_begin_ + band_rows_)
   int band_begin_ = 0, band_rows_ = 0, written_ = 0;
-  bool committed_ = false;
   std::string whole_image_note_;
 };
 

@@ -52,10 +52,6 @@ bool exact_in_float(OIIO::TypeDesc t) {
          t == OIIO::TypeDesc::INT16 || t == OIIO::TypeDesc::HALF || t == OIIO::TypeDesc::FLOAT;
 }
 
-void check_cancel(const std::atomic<bool>* cancel, const std::string& what) {
-  if (cancel && cancel->load()) throw Error(ErrorKind::cancelled, "interrupted while " + what);
-}
-
 // What a file holds beyond its first subimage's top level, and formats float cannot hold exactly.
 std::vector<std::string> lost_in_output(OIIO::ImageInput& in, const std::string& path) {
   std::vector<std::string> lost;
@@ -111,6 +107,8 @@ FileRowSource::FileRowSource(const std::string& path, const std::atomic<bool>* c
   } catch (const Error& e) {
     throw Error(ErrorKind::io, e.what());
   }
+  rows_ = std::make_unique<ForwardRows>(path_, shape_.row_bytes(), shape_.height, spec_.tile_height,
+                                        [this](int b, int e, std::byte* r) { decode(b, e, r); });
 }
 
 // Rows [begin, end) into `rows` (tiled files: `begin` on a tile boundary). Some readers report
@@ -129,40 +127,6 @@ void FileRowSource::decode(int begin, int end, std::byte* rows) {
   const std::string problem = in_->geterror();
   if (!ok || !problem.empty())
     throw Error(ErrorKind::io, "cannot read '" + path_ + "': " + clean(problem));
-}
-
-void FileRowSource::discard_before(int row) {
-  const int drop = std::max(0, std::min(row, kept_end_) - kept_begin_);
-  kept_.erase(kept_.begin(), kept_.begin() + ptrdiff_t(size_t(drop) * shape_.row_bytes()));
-  kept_begin_ += drop;
-  if (row > kept_end_) {  // nothing kept: decoding resumes at the tile row holding `row`
-    const int tile_rows = std::max(1, spec_.tile_height);
-    kept_begin_ = kept_end_ = std::min(row, shape_.height) / tile_rows * tile_rows;
-  }
-}
-
-void FileRowSource::read(int begin, int end, std::byte* rows) {
-  const size_t row_bytes = shape_.row_bytes();
-  if (begin < kept_begin_ || begin > end || end > shape_.height)
-    throw Error(ErrorKind::usage, "reading '" + path_ + "': rows " + std::to_string(begin) +
-                                      " to " + std::to_string(end) + " asked after rows before " +
-                                      std::to_string(kept_begin_) +
-                                      " were discarded (a file source reads forward)");
-  if (begin > kept_end_) discard_before(begin);
-  // Decode up to `end` (whole tile rows for tiled files), in chunks of about 16 MiB so that an
-  // interrupt is seen within one of them.
-  const int tile_rows = std::max(1, spec_.tile_height);
-  const int chunk = std::max(1, int((size_t(16) << 20) / row_bytes) / tile_rows) * tile_rows;
-  const int target = std::min(shape_.height, (end + tile_rows - 1) / tile_rows * tile_rows);
-  while (kept_end_ < target) {
-    const int until = std::min(target, kept_end_ + chunk);
-    const size_t at = kept_.size();
-    kept_.resize(at + size_t(until - kept_end_) * row_bytes);
-    decode(kept_end_, until, kept_.data() + at);
-    kept_end_ = until;
-  }
-  std::memcpy(rows, kept_.data() + size_t(begin - kept_begin_) * row_bytes,
-              size_t(end - begin) * row_bytes);
 }
 
 ImageFile read_image_file(const std::string& path, const ImageAllocator& allocate,
@@ -212,30 +176,16 @@ ImageFile read_image_file(const std::string& path, const ImageAllocator& allocat
 }
 
 void check_writable(const std::string& path) {
-  const fs::path p(path);
   if (!OIIO::ImageOutput::create(path))
     throw Error(ErrorKind::io, "cannot write '" + path + "': " + clean(OIIO::geterror()));
-  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    throw Error(ErrorKind::io,
-                "cannot write '" + path + "': directory '" + dir.string() + "' does not exist");
-  if (::access(dir.c_str(), W_OK) != 0)
-    throw Error(ErrorKind::io,
-                "cannot write '" + path + "': directory '" + dir.string() + "' is not writable");
-  if (fs::is_directory(p, ec))
-    throw Error(ErrorKind::io, "cannot write '" + path + "': it is a directory");
+  check_output_path(path);
 }
 
 FileRowSink::FileRowSink(const std::string& path, const OIIO::ImageSpec& spec, PixelType type,
                          const std::atomic<bool>* cancel)
-    : path_(path), cancel_(cancel), spec_(spec), type_(type) {
+    : path_(path), tmp_(path), cancel_(cancel), spec_(spec), type_(type) {
   check_writable(path);
-  const fs::path p(path);
-  // Same directory (rename stays atomic) and same extension (OpenImageIO picks the format by it).
-  tmp_ = (p.has_parent_path() ? p.parent_path() : fs::path(".")) /
-         (".clfilter-" + std::to_string(::getpid()) + "-" + p.filename().string());
-  out_ = OIIO::ImageOutput::create(tmp_.string());
+  out_ = OIIO::ImageOutput::create(tmp_.temp().string());
   if (!out_) throw Error(ErrorKind::io, "cannot write '" + path + "': " + clean(OIIO::geterror()));
   // The input's spec as it is: data window inside the display window, channel names, metadata, and
   // its pixel format(s), into which OpenImageIO converts the image's own type as it writes.
@@ -247,7 +197,7 @@ FileRowSink::FileRowSink(const std::string& path, const OIIO::ImageSpec& spec, P
     spec_.tile_width = spec_.tile_height = spec_.tile_depth = 0;
   }
   row_bytes_ = size_t(spec_.width) * size_t(spec_.nchannels) * pixel_type_size(type);
-  if (!out_->open(tmp_.string(), spec_)) fail(clean(out_->geterror()));
+  if (!out_->open(tmp_.temp().string(), spec_)) fail(clean(out_->geterror()));
   // Encoders that compress the image as a whole: OpenImageIO's writers for these formats gather
   // every scanline (libwebp, libheif, OpenJPEG, libjxl, the GIF and SGI writers) and encode at
   // close.
@@ -262,18 +212,11 @@ FileRowSink::FileRowSink(const std::string& path, const OIIO::ImageSpec& spec, P
           " MiB) and encodes it when the last strip lands; memory is the image, not a few strips";
 }
 
-FileRowSink::~FileRowSink() {
-  if (committed_) return;
-  out_.reset();
-  std::error_code ec;
-  fs::remove(tmp_, ec);
-}
+FileRowSink::~FileRowSink() = default;  // out_ closes before tmp_ removes an uncommitted file
 
 void FileRowSink::fail(const std::string& why) {
   out_.reset();
-  std::error_code ec;
-  fs::remove(tmp_, ec);
-  committed_ = true;  // nothing left to clean up
+  tmp_.abandon();
   throw Error(ErrorKind::io, "cannot write '" + path_ + "': " + why);
 }
 
@@ -323,16 +266,7 @@ void FileRowSink::commit() {
          " rows were written");
   if (!out_->close()) fail(clean(out_->geterror()));
   out_.reset();
-  if (cancel_ && cancel_->load()) {
-    std::error_code ec;
-    fs::remove(tmp_, ec);
-    committed_ = true;
-    throw Error(ErrorKind::cancelled, "interrupted while writing '" + path_ + "'");
-  }
-  std::error_code ec;
-  fs::rename(tmp_, path_, ec);
-  if (ec) fail("rename from temporary file failed: " + ec.message());
-  committed_ = true;
+  tmp_.commit(cancel_);
 }
 
 void write_image_file(const std::string& path, const Image& image, const OIIO::ImageSpec& in_spec,

@@ -17,6 +17,7 @@ class Input final : public clf::InputFile {
   void discard_before(int row) override { file.discard_before(row); }
   std::unique_ptr<clf::RowSource> second_reader() const override { return file.second_reader(); }
   const std::vector<std::string>& warnings() const override { return file.warnings(); }
+  void prefetch(int rows) override { file.prefetch(rows); }
   clf::FileRowSource file;
 };
 

@@ -20,6 +20,8 @@ class InputFile : public RowSource {
  public:
   // What the output cannot keep, one sentence each naming the file.
   virtual const std::vector<std::string>& warnings() const = 0;
+  // Decodes the first `rows` rows ahead of read() (e.g. while the device opens).
+  virtual void prefetch(int rows) = 0;
 };
 class OutputFile : public RowSink {
  public:

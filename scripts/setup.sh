@@ -7,7 +7,7 @@ packages=(
   build-essential cmake pkg-config
   ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-c-headers opencl-clhpp-headers clinfo
   pocl-opencl-icd
-  libopenimageio-dev openimageio-tools
+  libopenimageio-dev openimageio-tools libjpeg62-turbo-dev
   libboost-dev
   libvips-tools
   catch2

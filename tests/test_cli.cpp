@@ -416,6 +416,54 @@ TEST_CASE("one file over two devices: strips alternate, bytes as on one; -v name
   CHECK(no_leftovers());
 }
 
+TEST_CASE("JPEG to JPEG runs on libjpeg-turbo alone: OpenImageIO's pixels, segments copied byte for byte") {
+  // An application segment OpenImageIO does not know, and a comment: the direct path carries both
+  // as they are (and the input's Exif); --io oiio re-encodes what it parses.
+  const std::string app15 = std::string("\xFF\xEF\x00\x18", 4) +
+                            std::string("clfilter test\0\x01\x02\xFF\x00\x7F" "xyz", 22);
+  const std::string comment = std::string("\xFF\xFE\x00\x0A", 4) + std::string("a note!\0", 8);
+  struct Case {
+    const char* subsampling;  // nullptr: greyscale
+    int channels;
+  };
+  for (const Case c : {Case{"4:2:0", 3}, Case{"4:2:2", 3}, Case{"4:4:4", 3}, Case{nullptr, 1}}) {
+    const clf::Image img = test::random_image(83, 57, c.channels, clf::PixelType::u8, 21);
+    OIIO::ImageSpec spec(83, 57, c.channels, OIIO::TypeDesc::UINT8);
+    if (c.subsampling) spec.attribute("jpeg:subsampling", c.subsampling);
+    clf::write_image_file((scratch() / "plain.jpg").string(), img, spec);
+    const std::string plain = slurp(scratch() / "plain.jpg");
+    std::ofstream(scratch() / "seg.jpg", std::ios::binary) << plain.substr(0, 2) + app15 + comment + plain.substr(2);
+    const std::string input = slurp(scratch() / "seg.jpg");
+    const size_t exif_at = input.find("Exif");
+    REQUIRE(exif_at != std::string::npos);
+    const size_t exif_length = (size_t(uint8_t(input[exif_at - 2])) << 8) | uint8_t(input[exif_at - 1]);
+    const std::string exif = input.substr(exif_at - 4, exif_length + 2);
+    INFO("subsampling " << (c.subsampling ? c.subsampling : "grey"));
+
+    Result direct = clfilter("seg.jpg direct.jpg -f gaussian:sigma=2 -f sobel -v");
+    INFO(direct.err);
+    REQUIRE(direct.code == 0);
+    CHECK_THAT(direct.err, Contains("through libjpeg-turbo (OpenImageIO not loaded)"));
+    Result oiio = clfilter("seg.jpg oiio.jpg -f gaussian:sigma=2 -f sobel -v --io oiio");
+    REQUIRE(oiio.code == 0);
+    CHECK_THAT(oiio.err, !Contains("libjpeg-turbo"));
+    const clf::ImageFile got = clf::read_image_file((scratch() / "direct.jpg").string());
+    CHECK(test::identical(got.image, clf::read_image_file((scratch() / "oiio.jpg").string()).image));
+    CHECK(got.spec.get_string_attribute("jpeg:subsampling") == (c.subsampling ? c.subsampling : ""));
+    const std::string written = slurp(scratch() / "direct.jpg");
+    CHECK(written.find(app15) != std::string::npos);
+    CHECK(written.find(comment) != std::string::npos);
+    CHECK(written.find(exif) != std::string::npos);
+    // Rows go to the encoder as they land: the file does not depend on the strip height.
+    for (const char* rows : {"1", "13"}) {
+      REQUIRE(clfilter(std::string("seg.jpg strips.jpg -f gaussian:sigma=2 -f sobel --strip-rows ") + rows).code == 0);
+      CHECK(slurp(scratch() / "strips.jpg") == written);
+    }
+  }
+  CHECK(slurp(scratch() / "seg.jpg").size() > 0);
+  CHECK(no_leftovers());
+}
+
 TEST_CASE("frame ranges and patterns follow oiiotool's conventions; batch plans name what is wrong") {
   CHECK(clf::parse_frames("1-5") == std::vector<int>{1, 2, 3, 4, 5});
   CHECK(clf::parse_frames("1-10x4,20") == std::vector<int>{1, 5, 9, 20});

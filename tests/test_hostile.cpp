@@ -27,13 +27,14 @@ fs::path dir() { return test::scratch(); }
 
 void write_bytes(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
 
-void expect_refused(const std::string& input, const std::string& message) {
-  fs::remove(dir() / "out.png");
-  test::CliResult r = clfilter("'" + input + "' out.png -f sobel");
+void expect_refused(const std::string& input, const std::string& message,
+                    const std::string& output = "out.png") {
+  fs::remove(dir() / output);
+  test::CliResult r = clfilter("'" + input + "' " + output + " -f sobel");
   INFO("input " << input << "\nstderr: " << r.err);
   CHECK(r.code == 1);
   CHECK_THAT(r.err, Contains("clfilter: error: cannot read '" + input + "'") && Contains(message));
-  CHECK_FALSE(fs::exists(dir() / "out.png"));
+  CHECK_FALSE(fs::exists(dir() / output));
   CHECK(no_leftovers());
 }
 
@@ -55,6 +56,12 @@ TEST_CASE("empty, truncated and corrupt images are refused naming the file") {
   expect_refused("cut.exr", "");
   write_bytes(dir() / "cut.jpg", jpg.substr(0, jpg.size() / 3));
   expect_refused("cut.jpg", "");
+  // JPEG to JPEG (libjpeg-turbo without OpenImageIO): the decoder's warnings refuse the file too.
+  expect_refused("cut.jpg", "Premature end of JPEG file", "out.jpg");
+  std::string bad_scan = jpg;
+  for (size_t i = bad_scan.size() / 2; i < bad_scan.size() / 2 + 40; ++i) bad_scan[i] = '\xFF';
+  write_bytes(dir() / "badscan.jpg", bad_scan);
+  expect_refused("badscan.jpg", "Corrupt JPEG data", "out.jpg");
   std::string bad_crc = png;
   bad_crc[bad_crc.size() / 2] ^= 0x5a;  // inside the compressed IDAT: CRC and inflate both break
   write_bytes(dir() / "badcrc.png", bad_crc);
@@ -129,6 +136,35 @@ TEST_CASE("a header that lies about a size this machine could hold costs an erro
   CHECK_THAT(r.err, Contains("clfilter: error: cannot read 'lie.hdr'") && Contains("scanline"));
   CHECK_FALSE(fs::exists(dir() / "out.exr"));
   CHECK(no_leftovers());
+}
+
+TEST_CASE("a JPEG header that lies about its size costs an error, not memory, on the libjpeg path") {
+  // A 32x24 JPEG whose frame header claims 65000 x 65000 (12 GB of RGB): JPEG to JPEG goes through
+  // libjpeg-turbo alone, which decodes forward and fails at the end of the data; progressive, its
+  // coefficients (25 GB) would be allocated at start, and are refused first.
+  for (const bool progressive : {false, true}) {
+    OIIO::ImageSpec spec(32, 24, 3, OIIO::TypeDesc::UINT8);
+    if (progressive) spec.attribute("jpeg:progressive", 1);
+    clf::write_image_file((dir() / "small.jpg").string(), test::random_image(32, 24, 3, clf::PixelType::u8, 6), spec);
+    std::string jpg = slurp(dir() / "small.jpg");
+    const size_t sof = jpg.find(progressive ? "\xFF\xC2" : "\xFF\xC0");
+    REQUIRE(sof != std::string::npos);
+    jpg.replace(sof + 5, 4, std::string("\xFD\xE8\xFD\xE8", 4));  // height, width: 65000
+    write_bytes(dir() / "claims.jpg", jpg);
+    fs::remove(dir() / "out.jpg");
+#if defined(__SANITIZE_ADDRESS__)
+    const std::string limit;
+#else
+    const std::string limit = "ulimit -d 1572864;";
+#endif
+    test::CliResult r = clfilter("claims.jpg out.jpg -f sobel -v", limit);
+    INFO("progressive " << progressive << "\nstderr: " << r.err);
+    CHECK(r.code == 1);
+    CHECK_THAT(r.err, Contains("through libjpeg-turbo"));
+    CHECK_THAT(r.err, Contains("clfilter: error: cannot read 'claims.jpg'"));
+    CHECK_FALSE(fs::exists(dir() / "out.jpg"));
+    CHECK(no_leftovers());
+  }
 }
 
 TEST_CASE("no OpenCL platform at all is a clear error with a hint") {
