@@ -24,6 +24,8 @@ TEST_CASE("streamed output equals whole-image output for any strip height, slot 
       {"gaussian:sigma=2,border=reflect", "sobel:mode=y,border=replicate", "box:radius=1,border=constant,border_value=0.5"},
       {"convolve:kernel=1,0,-1;2,0,-2;1,0,-1,border=reflect", "box:radius=4,border=reflect101"},
       {"box:radius=2,border=wrap", "sobel"},
+      {"gaussian:sigma=6,method=fast,border=reflect", "sobel"},  // box passes over temp planes
+      {"gaussian:sigma=5.5,method=fast,border=wrap"},
   };
   for (const auto& chain : chains) {
     const clf::Image expect = whole(chain, in);

@@ -375,7 +375,7 @@ void Run::enqueue_stage(int s, StripCommands& strip, Slot& slot) {
     temp.buffer = slot.temps[size_t(t)].get();
     temp.pitch = plan_.temp_pitch();
     temp.plane_stride = int(size_t(plan_.temp_pitch()) * size_t(plan_.capacity_rows(s)));
-    temp.origin = hy * temp.pitch;
+    temp.origin = hy * temp.pitch + plan_.temp_margin();
     temp.width = width;
     temp.rows = own.size();
     temps.push_back(temp);

@@ -43,7 +43,13 @@ StripPlan::StripPlan(const std::vector<StageShape>& stages, const ImageShape& im
     const int64_t rows = int64_t(strip_rows_) + 2 * below_[size_t(s)];
     return int(cyclic_ ? rows : std::min<int64_t>(height(), rows));
   };
-  temp_pitch_ = round_up(width(), pitch_align);
+  // Temp planes keep the widest filter's horizontal margin too (multi-pass filters compute over
+  // the halo columns, as box passes do).
+  int temp_hx = 0;
+  for (const auto& stage : stages_)
+    if (stage.temps > 0) temp_hx = std::max(temp_hx, stage.hx);
+  temp_margin_ = plane_margin(temp_hx);
+  temp_pitch_ = round_up(round_up(width(), 4) + 2 * temp_margin_, pitch_align);
   for (int s = 0; s <= n; ++s) {  // s = n: the final planes
     const int hx = s < n ? stages_[size_t(s)].hx : 0, hy = s < n ? stages_[size_t(s)].hy : 0;
     pitch_.push_back(round_up(round_up(width(), 4) + 2 * plane_margin(hx), pitch_align));

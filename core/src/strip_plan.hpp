@@ -74,6 +74,7 @@ class StripPlan {
   int capacity_rows(int s) const { return capacity_rows_[size_t(s)]; }
   size_t plane_stride(int s) const { return size_t(pitch(s)) * size_t(capacity_rows(s)); }
   int temp_pitch() const { return temp_pitch_; }
+  int temp_margin() const { return temp_margin_; }  // columns left of column 0 in a temp plane
 
   // Sizes of one slot's buffers, and of the slot.
   size_t work_floats() const { return work_floats_; }  // each of the two ping-pong buffers
@@ -101,7 +102,7 @@ class StripPlan {
   bool in_place_ = false, cyclic_ = false;
   std::vector<int> below_;  // below_[s] = hy[s] + ... + hy[n-1]; below_[n] = 0
   std::vector<int> pitch_, capacity_rows_;
-  int temp_pitch_ = 0, max_temps_ = 0;
+  int temp_pitch_ = 0, temp_margin_ = 0, max_temps_ = 0;
   size_t work_floats_ = 0, temp_floats_ = 0, upload_bytes_ = 0, download_bytes_ = 0;
 };
 

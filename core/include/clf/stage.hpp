@@ -67,8 +67,8 @@ class Stage {
   const Plane& input() const { return input_; }
   // Float planes, width x rows, written by the filter; may be read back within the stage.
   const Plane& output() const { return output_; }
-  // Scratch planes (Filter::temp_planes() of them): width x rows with the filter's vertical halo
-  // above and below, valid on [0, width) x [-halo.y, rows + halo.y); no horizontal margin.
+  // Scratch planes (Filter::temp_planes() of them): width x rows with the filter's halo around
+  // them, as input() has: writable on [-halo.x, width + halo.x) x [-halo.y, rows + halo.y).
   const Plane& temp(int index) const;
   // Enqueues `kernel` on the stage's queue; errors name the kernel ("... from
   // clEnqueueNDRangeKernel(sobel_magnitude)"). local = cl::NullRange lets the driver choose.
