@@ -79,16 +79,21 @@ int sum(const std::vector<int>& v) {
 // A Gaussian as box_passes box passes down the columns, then box_passes along the rows, over the
 // border-extended input: the same semantics as the exact kernel (extend, then filter), with a
 // kernel that is a piecewise cubic instead of exp(). The column passes run over every halo column
-// (the row passes read them), each pass's rows shrinking by its radius; the passes alternate
-// between the stage's two temp planes and the last row pass writes the output.
+// (the row passes read them), each pass's rows shrinking by its radius, alternating between the
+// stage's two temp planes. The row passes run as column passes too, over the result transposed
+// into those planes (coalesced reads and writes on GPUs, vector loads on CPUs); the last is
+// transposed back into the output.
 class FastGaussian : public Filter {
  public:
   FastGaussian(Device& device, double sx, double sy, Border border, std::string what)
       : rx_(box_radii(sx)), ry_(box_radii(sy)), border_(border), what_(std::move(what)) {
-    const cl::Program program =
-        device.build("box_passes.cl", blur_box_passes_cl, "", Helpers::stage);
-    pass_y_ = cl::Kernel(program, "box_pass_y");
-    pass_x_ = cl::Kernel(program, "box_pass_x");
+    for (int n : {2, 4, 8, 16})
+      if (device.tuning().vector_width == n) vw_ = n;
+    const cl::Program program = device.build("box_passes.cl", blur_box_passes_cl,
+                                             " -D VW=" + std::to_string(vw_), Helpers::stage);
+    pass_ = cl::Kernel(program, "box_pass");
+    plain_ = device.info().is_cpu;
+    transpose_ = cl::Kernel(program, plain_ ? "box_transpose_plain" : "box_transpose");
     char text[160];
     std::snprintf(text, sizeof text, ", fast: %d box passes per axis (sigma %.2fx%.2f), halo %dx%d",
                   box_passes, stacked_sigma(rx_), stacked_sigma(ry_), sum(rx_), sum(ry_));
@@ -101,40 +106,68 @@ class FastGaussian : public Filter {
   void enqueue(Stage& stage) override {
     const int hx = sum(rx_), width = stage.width(), rows = stage.rows();
     const Plane* src = &stage.input();
-    int left_y = sum(ry_), left_x = hx, t = 0;
+    int left = sum(ry_), t = 0;
     for (int r : ry_) {  // columns: every halo column, rows shrinking to [0, rows)
-      left_y -= r;
-      run(stage, true, *src, stage.temp(t), -hx, -left_y, width + 2 * hx, rows + 2 * left_y, r);
+      left -= r;
+      pass(stage, *src, stage.temp(t), -hx, -left, width + 2 * hx, rows + 2 * left, r);
       src = &stage.temp(t);
       t ^= 1;
     }
-    for (size_t i = 0; i < rx_.size(); ++i) {  // rows: columns shrinking to [0, width)
-      left_x -= rx_[i];
-      const Plane& dst = i + 1 == rx_.size() ? stage.output() : stage.temp(t);
-      run(stage, false, *src, dst, -left_x, 0, width + 2 * left_x, rows, rx_[i]);
-      src = &dst;
+    // Transposed: row x holds column x, for x in [-hx, width + hx).
+    const Plane flipped[2] = {transposed(stage, 0), transposed(stage, 1)};
+    transpose(stage, *src, flipped[t], -hx, 0, width + 2 * hx, rows);
+    left = hx;
+    for (int r : rx_) {  // rows, as columns of the transposed planes: shrinking to [0, width)
+      left -= r;
+      pass(stage, flipped[t], flipped[t ^ 1], 0, -left, rows, width + 2 * left, r);
       t ^= 1;
     }
+    transpose(stage, flipped[t], stage.output(), 0, 0, rows, width);
   }
 
  private:
-  // One pass over [x0, x0 + w) x [y0, y0 + h); each work-item computes `seg` outputs along the
-  // pass's axis (seg >= 2r + 1: the first window costs at most one more read per output).
-  void run(const Stage& stage, bool along_y, const Plane& src, const Plane& dst, int x0, int y0,
-           int w, int h, int r) {
-    cl::Kernel& kernel = along_y ? pass_y_ : pass_x_;
+  // Temp plane `i` seen transposed: (width + 2 hx) rows of `rows` samples, row 0 after hx rows.
+  static Plane transposed(const Stage& stage, int i) {
+    Plane p = stage.temp(i);
+    const int hx = p.origin % p.pitch;  // the temp's left margin, >= the halo
+    p.pitch = (stage.rows() + 3) / 4 * 4;
+    p.origin = hx * p.pitch;
+    p.width = stage.rows();
+    p.rows = stage.width();
+    if (int64_t(p.pitch) * (stage.width() + 2 * hx) > p.plane_stride)
+      throw Error(ErrorKind::device,
+                  "gaussian method=fast: a temp plane is too small to hold "
+                  "the strip transposed");
+    return p;
+  }
+  // One column pass over [x0, x0 + w) x [y0, y0 + h); each work-item computes `seg` outputs down
+  // a column (seg >= 2r + 1: the first window costs at most one more read per output).
+  void pass(const Stage& stage, const Plane& src, const Plane& dst, int x0, int y0, int w, int h,
+            int r) {
     const int seg = std::max(32, 2 * r + 1);
-    KernelArgs(kernel) << src << dst << x0 << y0 << w << h << r << seg;
-    const int steps = ((along_y ? h : w) + seg - 1) / seg, across = along_y ? w : h;
-    const size_t first = size_t(along_y ? across : steps),
-                 second = size_t(along_y ? steps : across);
-    stage.launch(kernel, cl::NDRange((first + 63) / 64 * 64, second, size_t(stage.channels())),
-                 cl::NDRange(64, 1, 1), along_y ? "box_pass_y" : "box_pass_x");
+    KernelArgs(pass_) << src << dst << x0 << y0 << w << h << r << seg;
+    stage.launch(pass_,
+                 cl::NDRange(size_t((w + vw_ - 1) / vw_ + 63) / 64 * 64,
+                             size_t((h + seg - 1) / seg), size_t(stage.channels())),
+                 cl::NDRange(64, 1, 1), "box_pass");
+  }
+  void transpose(const Stage& stage, const Plane& src, const Plane& dst, int x0, int y0, int w,
+                 int h) {
+    KernelArgs(transpose_) << src << dst << x0 << y0 << w << h;
+    if (plain_)
+      return stage.launch(transpose_, cl::NDRange(size_t(h), size_t(w), size_t(stage.channels())),
+                          cl::NullRange, "box_transpose");
+    stage.launch(
+        transpose_,
+        cl::NDRange(size_t(w + 31) / 32 * 32, size_t(h + 31) / 32 * 8, size_t(stage.channels())),
+        cl::NDRange(32, 8, 1), "box_transpose");
   }
   std::vector<int> rx_, ry_;
   Border border_;
   std::string what_;
-  cl::Kernel pass_y_, pass_x_;
+  cl::Kernel pass_, transpose_;
+  int vw_ = 1;          // columns per work-item in a pass
+  bool plain_ = false;  // transposes without local memory (CPUs)
 };
 
 int radius_from_sigma(double sigma) { return std::min(gaussian_radius(sigma), max_radius); }
