@@ -8,8 +8,9 @@
 #              clfilter alone: vips's float output of it (51 GB) would not fit the disk.
 #   batch/     100 copies of photo.jpg: one clfilter process (--output-dir) against one vips process
 #              per file, one at a time and two at once
-# and clfilter's start-up: --version, --list-filters, and a 16x16 job with warm and cold program
-# caches (cold: empty XDG_CACHE_HOME and POCL_CACHE_DIR, every kernel compiled).
+# and clfilter's start-up: --version, --list-filters, and a 16x16 JPEG job with warm and cold program
+# caches (cold: empty XDG_CACHE_HOME and POCL_CACHE_DIR, every kernel compiled), warm also through
+# OpenImageIO (--io oiio; JPEG to JPEG otherwise loads only libjpeg-turbo).
 # Usage: bench/files.sh [--reps N] [--huge] [--keep]     (run from the project root, after the build)
 # Prints one table; the median of N runs (default 3) for each tool, alternating, so both see the
 # same machine state. vips's --min-ampl 0.001 gives radius 11 at sigma 3 (clfilter, as OpenCV:
@@ -107,7 +108,9 @@ st() { cut -d' ' -f1 | median; }
 v=$(for _ in 1 2 3; do measure "$clf" --version; done | st)
 l=$(for _ in 1 2 3; do measure "$clf" --list-filters; done | st)
 w=$(for _ in 1 2 3; do measure "$clf" tiny.jpg tiny_out.jpg -f gaussian:sigma=3 -q; done | st)
+o=$(for _ in 1 2 3; do measure "$clf" tiny.jpg tiny_out.jpg -f gaussian:sigma=3 -q --io oiio; done | st)
 cold=$(for _ in 1 2 3; do rm -rf cold && mkdir -p cold/pocl &&
   XDG_CACHE_HOME=$PWD/cold POCL_CACHE_DIR=$PWD/cold/pocl measure "$clf" tiny.jpg tiny_out.jpg -f gaussian:sigma=3 -q; done | st)
-echo "start-up: --version $v s, --list-filters $l s, 16x16 job warm $w s, cold caches $cold s"
+echo "start-up: --version $v s, --list-filters $l s, 16x16 JPEG job warm $w s (through OpenImageIO," \
+  "--io oiio: $o s), cold caches $cold s"
 [ "$keep" = 1 ] || rm -rf out_clf.* out_vips.* ./*.txt batch_clf batch_vips cold tiny_out.jpg

@@ -80,6 +80,7 @@ Batches (one process, the device opened once, pipelines kept warm):
 Filters (see --list-filters for every parameter):
   -f, --filter SPEC        NAME or NAME:key=value,key=value
                              --filter gaussian:sigma=2
+                             --filter gaussian:sigma=60,method=fast
                              --filter sobel:mode=x,ksize=5
                              --filter box:radius=3,border=wrap
                              --filter 'convolve:kernel=0,-1,0;-1,5,-1;0,-1,0'
@@ -102,7 +103,8 @@ Device:
 
 Streaming:
   --strip-rows N           rows per strip (default: 4 MiB of pixels on GPUs, of
-                           float planes on CPUs, within the memory budget)
+                           float planes on CPUs, at least 4x the chain's halo
+                           on GPUs, 2x on CPUs, within the memory budget)
   --slots N                strips in flight, ring of N buffers (default 3)
   --queues 1|3             3 = separate upload/compute/download queues (default);
                            1 = one in-order queue, for comparison

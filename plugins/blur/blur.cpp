@@ -41,7 +41,8 @@ std::vector<ParamSpec> gaussian_params() {
           "exact: OpenCV's kernel, radius from sigma. fast: 4 stacked box passes per axis with "
           "running sums, the same cost at any sigma; sigma matched to within 2%; for sigma >= 5 "
           "(below, exact); the output differs from exact by at most 8.4% of the image's value "
-          "range (a bound over every image; 0.3% on photographs). auto: exact")
+          "range (a bound over every image; on a 4K photograph at sigma 20, 0.2% RMS and 2% at "
+          "most). auto: exact")
           .fallback("auto"),
   });
 }
