@@ -43,7 +43,8 @@ def main():
     cases.append(("convolve:kernel=" + matrix, lambda: cv2.filter2D(image, -1, kernel,
                                                                    borderType=reflect),
                   "cv2.filter2D"))
-    print("device: %s; %s float32, best of %d" % (clfilter.devices()[0]["label"], args.size, args.reps))
+    device = clfilter.devices()[0]["label"]
+    print("device: %s; %s float32, best of %d" % (device, args.size, args.reps))
     print("%-32s %12s %24s %8s %10s" % ("filter", "clfilter ms", "OpenCV ms", "ratio", "max diff"))
     for spec, opencv, name in cases:
         pipeline = clfilter.Pipeline([spec])
