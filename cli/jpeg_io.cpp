@@ -1,9 +1,10 @@
 // JPEG files through libjpeg-turbo, as the streamer's RowSource and RowSink (see jpeg_io.hpp).
 #include "jpeg_io.hpp"
 
-// clang-format off: jpeglib.h needs stdio.h before it
+// jpeglib.h uses FILE and size_t without including their headers: <cstdio> goes first.
+// clang-format off
+#include <cstdio>
 #include <jpeglib.h>
-#include <stdio.h>
 // clang-format on
 #include <unistd.h>
 
@@ -48,9 +49,9 @@ struct FileCloser {
 };
 using FilePtr = std::unique_ptr<FILE, FileCloser>;
 
-// A libjpeg object with its error manager. `guard(what, f)` runs f (libjpeg calls only, nothing
-// with a destructor: a longjmp skips its frame) and throws Error(io) "<what>: <libjpeg's message>"
-// on an error or a warning.
+// The error manager of a libjpeg object. `guard(f)` runs f (libjpeg calls only, nothing with a
+// destructor: a longjmp skips its frame) and throws Error(io) "<what>: <libjpeg's message>" on an
+// error or a warning.
 class Codec {
  public:
   explicit Codec(std::string what) : what_(std::move(what)) {
@@ -259,7 +260,8 @@ class JpegOutput final : public OutputFile {
            " rows were written");
     guarded([&] { jpeg_finish_compress(&info_); });
     FILE* f = file_.release();
-    if (std::ferror(f) || std::fclose(f) != 0) fail(std::strerror(errno));
+    const bool write_failed = std::ferror(f) != 0;
+    if (std::fclose(f) != 0 || write_failed) fail(std::strerror(errno));
     tmp_.commit(cancel_);
   }
   std::string whole_image_note() const override { return ""; }
