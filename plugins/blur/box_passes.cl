@@ -5,10 +5,11 @@
 // is added, the one leaving subtracted, so an output costs two reads whatever r is (plus the
 // first window, (2r + 1) / seg reads per output). r is an argument: one program for every sigma.
 //
-// The sums are kept in double where the device has it: a double holds the sum of a window of floats
-// exactly when their exponents span under 2^29 (every u8, u16 and half image, and float images in
-// [0, 1] down to 1e-7), and an exact sum does not depend on where a work-item's run began. So the
-// strip layout, which moves where runs begin, changes no bit of the result.
+// The sums are kept in double where the device has it: a double holds the sum of a window of
+// floats exactly when their exponents lie within 29 binary orders of each other (every u8, u16
+// and half image, and float images in [0, 1] down to 1e-7), and an exact sum does not depend on
+// where a work-item's run began. So the strip layout, which moves where runs begin, changes no
+// bit of the result.
 #if defined(cl_khr_fp64)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #define BOX_SUM double
@@ -18,7 +19,7 @@
 // VW columns per work-item (-D VW=n, the device's vector width): vector loads on CPUs.
 #define BOX_CAT2(a, b) a##b
 #define BOX_CAT(a, b) BOX_CAT2(a, b)
-#define box_load1(p) ((BOX_SUM) * (p))
+#define box_load1(p) ((BOX_SUM)(*(p)))
 #define box_store1(v, p) (*(p) = (float)(v))
 #if VW > 1
 #define box_sumv BOX_CAT(BOX_SUM, VW)
