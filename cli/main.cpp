@@ -442,17 +442,20 @@ int run_one(const Options& o, const clf::Registry& registry, const clf::FileJob&
     std::cerr << "clfilter: JPEG to JPEG through libjpeg-turbo (OpenImageIO not loaded)\n";
   const std::unique_ptr<clf::InputFile> input = io.open_input(job.in, &interrupted);
   print_warnings(*input, o.quiet);
-  // The devices open (PoCL: ~0.15 s of one core) while this thread decodes the first rows.
+  // The first rows decode on a second thread while this one opens the devices (PoCL: ~0.15 s of
+  // one core). Not the other way round: LLVM, which PoCL loads, gives the thread that opens it
+  // its own signal stack, and AddressSanitizer's thread exit then fails to unmap it.
   // Several devices: the file's strips go to each in turn.
-  auto building = std::async(std::launch::async,
-                             [&] { return build_pipeline(open_devices(o), chain, o.verbose); });
+  const int ahead = int(std::max<size_t>(1, (size_t(32) << 20) / input->shape().row_bytes()));
+  auto decoding = std::async(std::launch::async, [&] { input->prefetch(ahead); });
+  std::unique_ptr<clf::Pipeline> pipeline;
   try {
-    input->prefetch(int(std::max<size_t>(1, (size_t(32) << 20) / input->shape().row_bytes())));
+    pipeline = build_pipeline(open_devices(o), chain, o.verbose);
   } catch (...) {
-    building.wait();  // the pipeline's thread holds references into this frame
+    decoding.wait();  // the decoding thread uses the input, which this frame owns
     throw;
   }
-  auto pipeline = building.get();
+  decoding.get();
 
   Progress progress(!o.quiet, "strips");
   clf::RunOptions run = o.run;
