@@ -31,7 +31,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Row {
-  std::string filter, variant;
+  std::string filter, variant, layout;
   double kernel_ms = 0, kernel_mpix_s = 0, stream3_ms = 0, stream1_ms = 0, overlap3 = 0,
          overlap1 = 0;
   double issue_us = 0;  // host time issuing one strip's commands (stream3, best run)
@@ -281,6 +281,7 @@ int main(int argc, char** argv) try {
   bool smoke = false, pageable = false, scale = false;
   int strip_rows = 0, slots = 3;  // streamed runs: 0 = the streamer's choice
   int batch = 0, jobs_per_device = 2, separable_rows = -1;
+  int tile_w = 0, tile_rows = 0, block_rows = 0;  // --separable-tile: 0 = the device's tuning
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -320,13 +321,18 @@ int main(int argc, char** argv) try {
       jobs_per_device = std::max(1, std::stoi(next()));
     else if (a == "--separable-rows")
       separable_rows = std::max(0, std::stoi(next()));
-    else if (a == "-h" || a == "--help") {
+    else if (a == "--separable-tile") {  // the tiled single pass: columns x rows x rows per item
+      if (std::sscanf(next().c_str(), "%dx%dx%d", &tile_w, &tile_rows, &block_rows) != 3 ||
+          tile_w < 4 || tile_rows < 1 || block_rows < 1)
+        throw clf::Error(clf::ErrorKind::usage, "--separable-tile expects WxRxTH, e.g. 64x128x8");
+    } else if (a == "-h" || a == "--help") {
       std::cout
           << "usage: clfilter-bench [--size WxH] [--channels C] [--type f32|u8|u16|f16] [--reps "
              "N]\n"
              "                      [--device SEL] [--filter SPEC ...] [--json FILE] [--trace "
              "FILE]\n"
              "                      [--strip-rows N] [--slots N] [--pageable] [--scale] [--smoke]\n"
+             "                      [--separable-rows N] [--separable-tile WxRxTH]\n"
              "       clfilter-bench --batch N [--jobs J] [--device all|SEL,SEL...] [--size WxH] "
              "...\n";
       return 0;
@@ -417,11 +423,19 @@ int main(int argc, char** argv) try {
     t.separable_rows = separable_rows;
     device->set_tuning(t);
   }
+  if (tile_w > 0) {
+    clf::Tuning t = device->tuning();
+    t.separable_tile_width = tile_w;
+    t.separable_tile_rows = tile_rows;
+    t.separable_block_rows = block_rows;
+    device->set_tuning(t);
+  }
   const clf::Tuning base = device->tuning();
   for (const auto& spec : filters)
     for (auto variant : {clf::Variant::direct, clf::Variant::tiled}) {
       clf::Tuning t = base;
       t.variant = variant;
+      t.separable_variant = variant;
       device->set_tuning(t);
       clf::Pipeline pipeline(device);
       std::string label = spec;
@@ -433,7 +447,9 @@ int main(int argc, char** argv) try {
         const auto m = clf::parse_matrix(parsed.params.at("kernel"), "kernel");
         label = parsed.name + " " + std::to_string(m.cols) + "x" + std::to_string(m.rows);
       }
-      Row row{label, clf::variant_name(variant)};
+      Row row{label, clf::variant_name(variant), ""};
+      for (size_t f = 0; f < pipeline.size(); ++f)
+        row.layout += (f ? "; " : "") + pipeline.filter(f).describe();
       clf::Image out = pageable ? clf::Image(width, height, channels, in.type())
                                 : device->pinned_image(width, height, channels, in.type());
       clf::RunOptions whole;
@@ -489,6 +505,9 @@ int main(int argc, char** argv) try {
                 r.filter.c_str(), r.variant.c_str(), r.kernel_ms, r.kernel_mpix_s,
                 100 * r.kernel_mpix_s / (copy * 1e3 / 8), r.stream3_ms, r.stream3_ms / both_ms,
                 r.overlap3, r.stream1_ms, r.stream1_ms / r.stream3_ms, r.strips, r.issue_us);
+  std::printf("\nlayouts:\n");
+  for (const auto& r : rows)
+    std::printf("  %-26s %-7s %s\n", r.filter.c_str(), r.variant.c_str(), r.layout.c_str());
   if (!versus.empty()) {
     std::printf(
         "\nside by side, host image -> host image (OpenCV UMat: data already on its device)\n"

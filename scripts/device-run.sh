@@ -45,3 +45,15 @@ if [ "${CLF_STRIP_SWEEP:-0}" = 1 ]; then
     done
   done | tee -a "$out/bench.txt"
 fi
+# Tile sweep for the tiled single-pass separable kernel (--separable-tile columns x rows x rows
+# per work-item; the first line is the device's tuning).
+if [ "${CLF_SEPARABLE_SWEEP:-0}" = 1 ]; then
+  for tile in default ${CLF_TILES:-64x128x8 128x128x8 128x64x8 64x64x8 64x128x4 128x128x16 32x256x8}; do
+    args=()
+    [ "$tile" != default ] && args=(--separable-tile "$tile")
+    echo "== tile $tile"
+    ./build-dev/bin/clfilter-bench --size 8192x8192 --reps 3 "${args[@]}" \
+      --filter gaussian:sigma=1.5 --filter gaussian:sigma=3 --filter box:radius=8 \
+      --filter gaussian:sigma=8 --filter gaussian:sigma=20 | grep -A30 "^filter "
+  done | tee -a "$out/bench.txt"
+fi

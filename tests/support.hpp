@@ -161,10 +161,14 @@ struct VariantScope {
       t.separable_rows = separable_rows;
       t.separable_max_radius = 8;
     }
+    t.separable_variant = v;
     if (v == clf::Variant::tiled) {  // small tiles so that small test images span several
       t.tile_width = 32;
       t.tile_height = 4;
       t.group_width = 16;
+      t.separable_tile_width = 32;  // 8 x 3 work-items, 4 rows each: 32 x 12 tiles
+      t.separable_tile_rows = 12;
+      t.separable_block_rows = 4;
     } else if (vector_width == 4) {  // blocks of 4x2 outputs, 8 work-items per group
       t.tile_height = 2;
       t.group_width = 8;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <functional>
 
+#include "clf/correlate.hpp"
 #include "support.hpp"
 
 using ref::Border;
@@ -227,6 +228,25 @@ TEST_CASE("separable kernels run in one pass where the tuning says so, else in t
     CHECK_THAT(describe("box:radius=9"), Catch::Contains("separable 2-pass"));  // past the radius
     CHECK_THAT(describe("box:radius=3"), Catch::Contains("single pass, direct 4x2/8"));  // 7x7 in 2-D
   }
+  {
+    // Tiled: the row results of 32 x 12 tiles stay in local memory, any radius that fits it.
+    test::VariantScope tiled(clf::Variant::tiled);
+    CHECK_THAT(describe("gaussian:sigma=1.5"), Catch::Contains("separable single pass, tiled 32x12/24"));
+    CHECK_THAT(describe("gaussian:sigma=20"), Catch::Contains("separable single pass, tiled 32x12/24"));
+    CHECK_THAT(describe("box:radius=3"), Catch::Contains("single pass, tiled 32x"));  // 7x7 in 2-D
+  }
+  // Fitting tiles into 48 KiB of local memory, 1024 work-items at most, from 128 x 128 tiles of
+  // 8-row blocks: sigma 3 keeps the width (88 row results for 64 outputs); sigma 20's 160 halo
+  // rows narrow it to 32 columns to be tall enough; a radius of 200 fits no tile.
+  clf::Tuning t;
+  t.separable_tile_width = 128;
+  t.separable_tile_rows = 128;
+  t.separable_block_rows = 8;
+  CHECK(clf::fit_separable_tiling(t, 48 << 10, 1024, 12).describe() == "tiled 128x64/256");
+  CHECK(clf::fit_separable_tiling(t, 48 << 10, 1024, 80).describe() == "tiled 32x216/216");
+  CHECK(clf::fit_separable_tiling(t, 48 << 10, 1024, 200).variant == clf::Variant::direct);
+  // 64 work-items: 128 x 16 would repeat 2.5x the row work; 32 x 64 repeats 1.375x.
+  CHECK(clf::fit_separable_tiling(t, 48 << 10, 64, 12).describe() == "tiled 32x64/64");
   test::VariantScope two_pass(clf::Variant::direct, 4, 0);
   CHECK_THAT(describe("gaussian:sigma=1.5"), Catch::Contains("separable 2-pass"));
 }

@@ -32,8 +32,9 @@ std::string Tiling::defines() const {
 cl::NDRange Tiling::global(int width, int rows, int channels) const {
   if (variant == Variant::tiled) {
     const size_t groups_x = size_t((width + tile_width - 1) / tile_width);
-    const size_t groups_y = size_t((rows + tile_height - 1) / tile_height);
-    return cl::NDRange(groups_x * group_width, groups_y, size_t(channels));
+    const int group_height = tile_height * group_rows;
+    const size_t groups_y = size_t((rows + group_height - 1) / group_height);
+    return cl::NDRange(groups_x * group_width, groups_y * group_rows, size_t(channels));
   }
   const int items = (width + vector_width - 1) / vector_width;
   const int item_rows = blocked() ? (rows + tile_height - 1) / tile_height : rows;
@@ -42,8 +43,8 @@ cl::NDRange Tiling::global(int width, int rows, int channels) const {
 
 std::string Tiling::describe() const {
   if (variant == Variant::tiled)
-    return "tiled " + std::to_string(tile_width) + "x" + std::to_string(tile_height) + "/" +
-           std::to_string(group_width);
+    return "tiled " + std::to_string(tile_width) + "x" + std::to_string(tile_height * group_rows) +
+           "/" + std::to_string(group_width * group_rows);
   if (blocked())
     return "direct 4x" + std::to_string(tile_height) + "/" + std::to_string(group_width);
   return vector_width > 1 ? "direct x" + std::to_string(vector_width) : "direct";
@@ -96,6 +97,36 @@ Tiling choose_tiling(const Device& device, int rx, int ry) {
   return t;
 }
 
+Tiling fit_separable_tiling(const Tuning& tuning, uint64_t local_bytes, size_t max_items, int ry) {
+  const int th = std::max(1, tuning.separable_block_rows);
+  const int lx0 = std::max(1, tuning.separable_tile_width / 4);
+  const int rows0 = std::max(th, tuning.separable_tile_rows);
+  const uint64_t room = local_bytes > 1024 ? local_bytes - 1024 : 0;  // 1 KiB for the runtime
+  const int items = int(std::max<size_t>(1, max_items));
+  // A tile repeats the row pass of its 2 ry halo rows: (rows + 2 ry) / rows of the row work.
+  // Halving the width (down to 8 float4s, 128-byte rows) leaves room for tiles twice as tall:
+  // keep the widest tile that repeats at most half the work, else the one that repeats least.
+  Tiling best;
+  double best_repeat = 0;
+  for (int lx = lx0; lx >= std::min(lx0, 8); lx /= 2) {
+    const uint64_t fit_rows = room / (uint64_t(lx) * 16);  // float4 row results per tile column
+    if (fit_rows < uint64_t(2 * ry + th)) continue;
+    const int ly = int(std::min<uint64_t>(
+        {(fit_rows - 2 * ry) / th, uint64_t(rows0) * lx0 / lx / th, uint64_t(items / lx)}));
+    if (ly < 1) continue;
+    const double repeat = double(th * ly + 2 * ry) / (th * ly);
+    if (best.variant == Variant::tiled && (best_repeat <= 1.5 || repeat >= best_repeat)) continue;
+    best = Tiling{Variant::tiled, 4 * lx, th, lx, 4, ly};
+    best_repeat = repeat;
+  }
+  return best;
+}
+
+Tiling choose_separable_tiling(const Device& device, int ry) {
+  return fit_separable_tiling(device.tuning(), device.info().local_mem_bytes,
+                              device.info().max_work_group_size, ry);
+}
+
 Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float>& weights,
                          float delta, const std::string& name)
     : delta_(delta), rx_(rx), ry_(ry), name_(name), tiling_(choose_tiling(device, rx, ry)) {
@@ -143,21 +174,40 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
   const int rx = rx_;
   delta_ = delta;
   name_ = name;
-  const Tiling blocked = choose_tiling(device, rx, ry_);
   const Tuning& tuning = device.tuning();
-  if (two_pass_ && blocked.blocked() && tuning.separable_rows > 0 &&
-      std::max(rx, ry_) <= std::min(tuning.separable_max_radius, 12)) {
-    ring_tiling_ = blocked;
-    ring_tiling_.tile_height = device.tuning().separable_rows;
-    const std::string options = "-D RX=" + std::to_string(rx) + " -D RY=" + std::to_string(ry_) +
-                                " -D CLF_SEPARABLE" + ring_tiling_.defines();
-    ring_ = device.kernel(device.build("clf_correlate", "", options, Helpers::correlate),
-                          "clf_separable_blocked");
-    ring_wx_ = device.upload(kx.data(), kx.size() * sizeof(float), (name + " row weights").c_str());
-    ring_wy_ =
-        device.upload(ky.data(), ky.size() * sizeof(float), (name + " column weights").c_str());
-    two_pass_ = false;
-    return;
+  const Tiling blocked = choose_tiling(device, rx, ry_);
+  if (two_pass_ && tuning.separable_variant == Variant::tiled) {
+    one_pass_tiling_ = choose_separable_tiling(device, ry_);
+  } else if (two_pass_ && blocked.blocked() && tuning.separable_rows > 0 &&
+             std::max(rx, ry_) <= std::min(tuning.separable_max_radius, 12)) {
+    one_pass_tiling_ = blocked;
+    one_pass_tiling_.tile_height = tuning.separable_rows;
+  }
+  // A tile's work-items must fit one group: registers can lower a kernel's limit below the
+  // device's, and then the tile is fitted again under the kernel's own limit.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const Tiling& t = one_pass_tiling_;
+    const bool tiled = t.variant == Variant::tiled;
+    if (!tiled && !t.blocked()) break;
+    const std::string options =
+        "-D RX=" + std::to_string(rx) + " -D RY=" + std::to_string(ry_) + " -D CLF_SEPARABLE" +
+        (tiled ? " -D LX=" + std::to_string(t.group_width) + " -D LY=" +
+                     std::to_string(t.group_rows) + " -D TH=" + std::to_string(t.tile_height)
+               : t.defines());
+    one_pass_ = device.kernel(device.build("clf_correlate", "", options, Helpers::correlate),
+                              tiled ? "clf_separable_tiled" : "clf_separable_blocked");
+    const size_t limit = one_pass_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device.device());
+    if (limit >= size_t(t.group_width) * size_t(t.group_rows)) {
+      one_pass_wx_ =
+          device.upload(kx.data(), kx.size() * sizeof(float), (name + " row weights").c_str());
+      one_pass_wy_ =
+          device.upload(ky.data(), ky.size() * sizeof(float), (name + " column weights").c_str());
+      two_pass_ = false;
+      return;
+    }
+    one_pass_ = cl::Kernel();
+    one_pass_tiling_ =
+        tiled ? fit_separable_tiling(tuning, device.info().local_mem_bytes, limit, ry_) : Tiling{};
   }
   if (two_pass_) {
     passes_.emplace_back(device, rx, 0, kx, 0.f, name + "_row");
@@ -171,13 +221,13 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
 }
 
 void SeparableCorrelation::enqueue(const Stage& stage, const Plane& src, const Plane& dst) const {
-  if (ring_()) {
-    ring_tiling_.check_input(src, rx_, name_);
-    cl::Kernel kernel = ring_;
-    KernelArgs(kernel) << src << dst << dst.width << dst.rows << ring_wx_.get() << ring_wy_.get()
-                       << delta_;
-    stage.launch(kernel, ring_tiling_.global(dst.width, dst.rows, stage.channels()),
-                 ring_tiling_.local(), name_.c_str());
+  if (one_pass_()) {
+    one_pass_tiling_.check_input(src, rx_, name_);
+    cl::Kernel kernel = one_pass_;
+    KernelArgs(kernel) << src << dst << dst.width << dst.rows << one_pass_wx_.get()
+                       << one_pass_wy_.get() << delta_;
+    stage.launch(kernel, one_pass_tiling_.global(dst.width, dst.rows, stage.channels()),
+                 one_pass_tiling_.local(), name_.c_str());
     return;
   }
   if (!two_pass_) {
@@ -205,7 +255,7 @@ std::vector<float> gaussian_taps(double sigma, int radius) {
 int gaussian_radius(double sigma) { return (int(std::lrint(sigma * 8 + 1)) | 1) / 2; }
 
 std::string SeparableCorrelation::describe() const {
-  if (ring_()) return "separable single pass, " + ring_tiling_.describe();
+  if (one_pass_()) return "separable single pass, " + one_pass_tiling_.describe();
   return (two_pass_ ? "separable 2-pass, " : "single pass, ") + passes_[0].describe();
 }
 

@@ -117,6 +117,15 @@ Tuning default_tuning(const DeviceInfo& info) {
     // than the second pass saves (docs/PERFORMANCE.md, "single-pass separable").
     tuning.separable_rows = 8;
     tuning.separable_max_radius = 8;
+    // Separable filters past one 2-D pass: the tiled single pass, row results in __local. On
+    // the H100 it beats the register blocks and two passes from radius 8 (box r8 0.244 against
+    // 0.315 ms, sigma 3 0.300 against 0.415, sigma 20 2.11 against 8.32) and is within 2% of
+    // them at sigma 1.5; 32-column tiles up to 256 rows did best or near best at every radius
+    // (docs/PERFORMANCE.md, "tiled single pass").
+    tuning.separable_variant = Variant::tiled;
+    tuning.separable_tile_width = 32;
+    tuning.separable_tile_rows = 256;
+    tuning.separable_block_rows = 8;
   } else {
     // On CPUs __local is only an extra copy through the same caches.
     // One SIMD register of outputs per work-item (16 floats = AVX-512; fine on AVX2 too).

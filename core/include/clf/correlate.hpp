@@ -19,11 +19,15 @@ namespace clf {
 //                            reads, group_width work-items per group (GPUs)
 //   direct, vector_width 8/16: that many outputs of one row per work-item (CPUs)
 //   tiled:                   tile_width x tile_height outputs per group of group_width work-items,
+//                            or with group_rows > 1 (the tiled single-pass separable kernel)
+//                            tile_width x tile_height group_rows outputs per group_width x
+//                            group_rows work-items, each 4 x tile_height of them
 //                            the window staged with async_work_group_copy, then blocked as above
 struct Tiling {
   Variant variant = Variant::direct;
   int tile_width = 0, tile_height = 0, group_width = 0;
   int vector_width = 1;
+  int group_rows = 1;
   bool blocked() const { return variant == Variant::direct && vector_width == 4; }
   // Kernel name suffix: "_direct", "_vector", "_blocked" or "_tiled".
   std::string suffix() const;
@@ -31,13 +35,19 @@ struct Tiling {
   std::string defines() const;
   // Launch geometry over width x rows x channels.
   cl::NDRange global(int width, int rows, int channels) const;
-  cl::NDRange local() const { return cl::NDRange(size_t(group_width), 1, 1); }
+  cl::NDRange local() const { return cl::NDRange(size_t(group_width), size_t(group_rows), 1); }
   std::string describe() const;  // "tiled 248x4/64", "direct 4x4/64", "direct x16" or "direct"
   // The blocked and tiled kernels read aligned float4s from CLF_HALO4(rx) columns left of the
   // plane: throws Error(usage) naming `name` when `input` is not laid out so.
   void check_input(const Plane& input, int rx, const std::string& name) const;
 };
 Tiling choose_tiling(const Device& device, int rx, int ry);
+// The tiled single-pass separable kernel's layout for a column radius ry (the device's separable_*
+// tuning, fitted to its local memory), or variant direct where no tile fits; the row pass reads
+// its horizontal halo from global memory, so rx does not matter. fit_separable_tiling is the same
+// choice from the numbers alone.
+Tiling choose_separable_tiling(const Device& device, int ry);
+Tiling fit_separable_tiling(const Tuning& tuning, uint64_t local_bytes, size_t max_items, int ry);
 
 // OpenCV's Gaussian taps (getGaussianKernel for float images): 2 radius + 1 samples of
 // exp(-x^2 / (2 sigma^2)), summing to 1. The blur plugin's, for composite filters (unsharp mask,
@@ -84,10 +94,11 @@ class SeparableCorrelation {
   bool two_pass_;
   int rx_, ry_;
   std::vector<Correlation> passes_;
-  // Single pass over a two-pass-sized kernel (Tuning::separable_rows): its kernel and weights.
-  cl::Kernel ring_;
-  DeviceBuffer ring_wx_, ring_wy_;
-  Tiling ring_tiling_;
+  // Single pass over a two-pass-sized kernel (Tuning::separable_rows, or separable_variant
+  // tiled): its kernel, weights and layout.
+  cl::Kernel one_pass_;
+  DeviceBuffer one_pass_wx_, one_pass_wy_;
+  Tiling one_pass_tiling_;
   float delta_ = 0.f;
   std::string name_;
 };

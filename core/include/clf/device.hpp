@@ -40,6 +40,12 @@ struct Tuning {
   // separable_max_radius run in one pass, separable_rows output rows per work-item (the row
   // results kept in registers); otherwise (or with 0) two passes through a temp plane.
   int separable_rows = 0, separable_max_radius = 0;
+  // Separable filters past one 2-D pass: direct = the above; tiled = one pass whose row results
+  // stay in __local for the column pass (tiles of separable_tile_width columns, at most
+  // separable_tile_rows rows, separable_block_rows output rows per work-item; narrowed and
+  // shortened until the row results fit local memory), else the above.
+  Variant separable_variant = Variant::direct;
+  int separable_tile_width = 64, separable_tile_rows = 128, separable_block_rows = 8;
 };
 const char* variant_name(Variant variant);
 
