@@ -281,7 +281,8 @@ int main(int argc, char** argv) try {
   bool smoke = false, pageable = false, scale = false;
   int strip_rows = 0, slots = 3;  // streamed runs: 0 = the streamer's choice
   int batch = 0, jobs_per_device = 2, separable_rows = -1;
-  int tile_w = 0, tile_rows = 0, block_rows = 0;  // --separable-tile: 0 = the device's tuning
+  // --separable-tile: 0 = the device's tuning
+  int tile_w = 0, tile_rows = 0, block_rows = 0, tile_steps = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -322,9 +323,11 @@ int main(int argc, char** argv) try {
     else if (a == "--separable-rows")
       separable_rows = std::max(0, std::stoi(next()));
     else if (a == "--separable-tile") {  // the tiled single pass: columns x rows x rows per item
-      if (std::sscanf(next().c_str(), "%dx%dx%d", &tile_w, &tile_rows, &block_rows) != 3 ||
-          tile_w < 4 || tile_rows < 1 || block_rows < 1)
-        throw clf::Error(clf::ErrorKind::usage, "--separable-tile expects WxRxTH, e.g. 64x128x8");
+      if (std::sscanf(next().c_str(), "%dx%dx%dx%d", &tile_w, &tile_rows, &block_rows,
+                      &tile_steps) < 3 ||
+          tile_w < 4 || tile_rows < 1 || block_rows < 1 || tile_steps < 0)
+        throw clf::Error(clf::ErrorKind::usage,
+                         "--separable-tile expects WxRxTH[xSTEPS], e.g. 64x128x8 or 32x256x8x4");
     } else if (a == "-h" || a == "--help") {
       std::cout
           << "usage: clfilter-bench [--size WxH] [--channels C] [--type f32|u8|u16|f16] [--reps "
@@ -332,7 +335,7 @@ int main(int argc, char** argv) try {
              "                      [--device SEL] [--filter SPEC ...] [--json FILE] [--trace "
              "FILE]\n"
              "                      [--strip-rows N] [--slots N] [--pageable] [--scale] [--smoke]\n"
-             "                      [--separable-rows N] [--separable-tile WxRxTH]\n"
+             "                      [--separable-rows N] [--separable-tile WxRxTH[xSTEPS]]\n"
              "       clfilter-bench --batch N [--jobs J] [--device all|SEL,SEL...] [--size WxH] "
              "...\n";
       return 0;
@@ -428,6 +431,7 @@ int main(int argc, char** argv) try {
     t.separable_tile_width = tile_w;
     t.separable_tile_rows = tile_rows;
     t.separable_block_rows = block_rows;
+    t.separable_steps = tile_steps;
     device->set_tuning(t);
   }
   const clf::Tuning base = device->tuning();

@@ -169,6 +169,7 @@ struct VariantScope {
       t.separable_tile_width = 32;  // 8 x 3 work-items, 4 rows each: 32 x 12 tiles
       t.separable_tile_rows = 12;
       t.separable_block_rows = 4;
+      t.separable_steps = 3;  // groups march down 3 tiles, the ring wrapping round
     } else if (vector_width == 4) {  // blocks of 4x2 outputs, 8 work-items per group
       t.tile_height = 2;
       t.group_width = 8;

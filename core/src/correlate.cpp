@@ -175,6 +175,8 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
   delta_ = delta;
   name_ = name;
   const Tuning& tuning = device.tuning();
+  forced_steps_ = tuning.separable_steps;
+  min_groups_ = 4 * std::max(1, device.info().compute_units);
   const Tiling blocked = choose_tiling(device, rx, ry_);
   if (two_pass_ && tuning.separable_variant == Variant::tiled) {
     one_pass_tiling_ = choose_separable_tiling(device, ry_);
@@ -222,12 +224,22 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
 
 void SeparableCorrelation::enqueue(const Stage& stage, const Plane& src, const Plane& dst) const {
   if (one_pass_()) {
-    one_pass_tiling_.check_input(src, rx_, name_);
+    const Tiling& t = one_pass_tiling_;
+    t.check_input(src, rx_, name_);
     cl::Kernel kernel = one_pass_;
-    KernelArgs(kernel) << src << dst << dst.width << dst.rows << one_pass_wx_.get()
-                       << one_pass_wy_.get() << delta_;
-    stage.launch(kernel, one_pass_tiling_.global(dst.width, dst.rows, stage.channels()),
-                 one_pass_tiling_.local(), name_.c_str());
+    KernelArgs args(kernel);
+    args << src << dst << dst.width << dst.rows << one_pass_wx_.get() << one_pass_wy_.get()
+         << delta_;
+    cl::NDRange global = t.global(dst.width, dst.rows, stage.channels());
+    if (t.variant == Variant::tiled) {  // groups march down `steps` tiles each
+      const int tile_rows = t.tile_height * t.group_rows;
+      const int tiles = (dst.rows + tile_rows - 1) / tile_rows;
+      const int steps = marching_steps(dst.width, tiles);
+      args << steps;
+      global = cl::NDRange(global[0], size_t((tiles + steps - 1) / steps) * size_t(t.group_rows),
+                           global[2]);
+    }
+    stage.launch(kernel, global, t.local(), name_.c_str());
     return;
   }
   if (!two_pass_) {
@@ -253,6 +265,18 @@ std::vector<float> gaussian_taps(double sigma, int radius) {
 }
 
 int gaussian_radius(double sigma) { return (int(std::lrint(sigma * 8 + 1)) | 1) / 2; }
+
+int SeparableCorrelation::marching_steps(int width, int tiles) const {
+  if (forced_steps_ > 0) return std::min(forced_steps_, tiles);
+  // Enough tiles that the 2 ry rows a group computes twice are at most 1/8 of its rows, as long
+  // as the launch keeps 4 groups per compute unit.
+  const Tiling& t = one_pass_tiling_;
+  const int tile_rows = t.tile_height * t.group_rows;
+  const int groups_x = (width + t.tile_width - 1) / t.tile_width;
+  int steps = std::clamp((16 * ry_ + tile_rows - 1) / tile_rows, 1, std::max(1, tiles));
+  while (steps > 1 && groups_x * ((tiles + steps - 1) / steps) < min_groups_) --steps;
+  return steps;
+}
 
 std::string SeparableCorrelation::describe() const {
   if (one_pass_()) return "separable single pass, " + one_pass_tiling_.describe();

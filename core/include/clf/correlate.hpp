@@ -99,6 +99,9 @@ class SeparableCorrelation {
   cl::Kernel one_pass_;
   DeviceBuffer one_pass_wx_, one_pass_wy_;
   Tiling one_pass_tiling_;
+  // The tiled single pass: tiles each group marches down, for a launch of `tiles` tiles a column.
+  int marching_steps(int width, int tiles) const;
+  int forced_steps_ = 0, min_groups_ = 1;
   float delta_ = 0.f;
   std::string name_;
 };

@@ -44,8 +44,11 @@ struct Tuning {
   // stay in __local for the column pass (tiles of separable_tile_width columns, at most
   // separable_tile_rows rows, separable_block_rows output rows per work-item; narrowed and
   // shortened until the row results fit local memory), else the above.
+  // Each group of the tiled single pass marches down separable_steps tiles, computing the halo's
+  // row results once for all of them (0: chosen per launch from the radius and the device).
   Variant separable_variant = Variant::direct;
   int separable_tile_width = 64, separable_tile_rows = 128, separable_block_rows = 8;
+  int separable_steps = 0;
 };
 const char* variant_name(Variant variant);
 
