@@ -283,6 +283,7 @@ int main(int argc, char** argv) try {
   int batch = 0, jobs_per_device = 2, separable_rows = -1;
   // --separable-tile: 0 = the device's tuning
   int tile_w = 0, tile_rows = 0, block_rows = 0, tile_steps = 0;
+  int blocked_max_radius = -1;  // -1 = the device's tuning
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -322,6 +323,8 @@ int main(int argc, char** argv) try {
       jobs_per_device = std::max(1, std::stoi(next()));
     else if (a == "--separable-rows")
       separable_rows = std::max(0, std::stoi(next()));
+    else if (a == "--blocked-max-radius")
+      blocked_max_radius = std::max(0, std::stoi(next()));
     else if (a == "--separable-tile") {  // the tiled single pass: columns x rows x rows per item
       if (std::sscanf(next().c_str(), "%dx%dx%dx%d", &tile_w, &tile_rows, &block_rows,
                       &tile_steps) < 3 ||
@@ -336,6 +339,7 @@ int main(int argc, char** argv) try {
              "FILE]\n"
              "                      [--strip-rows N] [--slots N] [--pageable] [--scale] [--smoke]\n"
              "                      [--separable-rows N] [--separable-tile WxRxTH[xSTEPS]]\n"
+             "                      [--blocked-max-radius N]\n"
              "       clfilter-bench --batch N [--jobs J] [--device all|SEL,SEL...] [--size WxH] "
              "...\n";
       return 0;
@@ -424,6 +428,11 @@ int main(int argc, char** argv) try {
   if (separable_rows >= 0) {
     clf::Tuning t = device->tuning();
     t.separable_rows = separable_rows;
+    device->set_tuning(t);
+  }
+  if (blocked_max_radius >= 0) {
+    clf::Tuning t = device->tuning();
+    t.blocked_max_radius = blocked_max_radius;
     device->set_tuning(t);
   }
   if (tile_w > 0) {

@@ -18,6 +18,8 @@ CONV9 = np.array([[1, 2, 3, 4, 5, 4, 3, 2, 1], [2, 1, 0, 1, 2, 1, 0, 1, 2], [3, 
                   [4, 1, 0, 1, 4, 1, 0, 1, 4], [5, 2, 3, 2, -5, 2, 3, 2, 5], [4, 1, 0, 1, 4, 1, 0, 1, 4],
                   [3, 0, -9, 0, 3, 0, -9, 0, 3], [2, 1, 0, 1, 2, 1, 0, 1, 2], [1, 2, 3, 4, 5, 4, 3, 2, -1]], np.float32)
 
+RANDOM31 = np.random.default_rng(31).uniform(-1, 1, (31, 31)).astype(np.float32)
+
 
 def best_ms(fn, reps):
     start, end = cp.cuda.Event(), cp.cuda.Event()
@@ -44,7 +46,11 @@ def main():
     ap.add_argument("--size", default="8192x8192")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--json")
+    ap.add_argument("--print-random31", action="store_true", help="print the 31x31 kernel as clfilter's kernel=")
     a = ap.parse_args()
+    if a.print_random31:
+        print(";".join(",".join(f"{v:.9g}" for v in row) for row in RANDOM31))
+        return
     w, h = map(int, a.size.split("x"))
     rng = np.random.default_rng(5)
     host = rng.random((h, w), dtype=np.float32)
@@ -73,6 +79,11 @@ def main():
                          torch_conv(np.full((5, 5), 1 / 25, np.float32))),
         "convolve 5x5": (lambda: ndi.correlate(x, cp.asarray(CONV5), mode="mirror"), torch_conv(CONV5)),
         "convolve 9x9": (lambda: ndi.correlate(x, cp.asarray(CONV9), mode="mirror"), torch_conv(CONV9)),
+        # clfilter-bench --filter "convolve:kernel=$(python3 bench/gpu_reference.py --print-random31)"
+        "convolve random 31x31": (lambda: ndi.correlate(x, cp.asarray(RANDOM31), mode="mirror"),
+                                  torch_conv(RANDOM31)),
+        "gaussian sigma 20": (lambda: ndi.gaussian_filter(x, 20, mode="mirror", truncate=4.0),
+                              torch_separable(gaussian_taps(20, 80), gaussian_taps(20, 80))),
     }
     rows = []
     print(f"{w}x{h} f32 1 channel, device-resident, best of {a.reps}")

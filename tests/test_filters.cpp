@@ -194,6 +194,29 @@ TEST_CASE("a rank-1 matrix takes the separable path, a full-rank one does not") 
   CHECK(full.filter(0).describe().find("rank 1") == std::string::npos);
 }
 
+TEST_CASE("a full-rank 31x31 kernel matches on every layout, blocked up to radius 16 (GPUs' tuning)") {
+  std::string kernel;
+  for (int r = 0; r < 31; ++r)
+    for (int c = 0; c < 31; ++c) kernel += (c ? "," : r ? ";" : "") + std::to_string((r * 13 + c * 7) % 11 - 5);
+  const clf::Image in = test::random_image(45, 37, 2, clf::PixelType::f32, 13);
+  const clf::Matrix m = clf::parse_matrix(kernel, "k");
+  double l1 = 0;
+  for (double v : m.values) l1 += std::abs(v);
+  for (const auto& layout : test::layouts()) {
+    test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows);
+    clf::Tuning t = test::device()->tuning();
+    t.blocked_max_radius = 16;
+    test::device()->set_tuning(t);
+    clf::Pipeline p(test::device());
+    p.add(test::registry(), "convolve:kernel=" + kernel + ",border=reflect");
+    INFO(layout.name << ": " << p.filter(0).describe());
+    if (layout.vector_width == 4) CHECK_THAT(p.filter(0).describe(), Catch::Contains("direct 4x"));
+    clf::Image out;
+    p.run(in, out);
+    test::check_matches(out, ref::correlate(test::to_ref(in), m.values, 31, 31, Border::reflect), l1);
+  }
+}
+
 TEST_CASE("kernels past the constant-memory and local-memory limits still run") {
   // 101x101 weights (40 KiB) and a window too wide for the staged tile on most devices.
   std::string row, kernel;

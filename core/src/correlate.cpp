@@ -66,9 +66,9 @@ Tiling choose_tiling(const Device& device, int rx, int ry) {
   const Tuning& tuning = device.tuning();
   Tiling t{tuning.variant, tuning.tile_width / 4 * 4, tuning.tile_height,
            std::min<int>(tuning.group_width, int(info.max_work_group_size)), tuning.vector_width};
-  // The 4-wide blocked kernels unroll the whole window in registers: up to radius 12 (a Gaussian
-  // of sigma 3, 25 taps); wider windows take the one-output-per-work-item kernel.
-  const bool blockable = rx <= 12 && ry <= 12;
+  // The 4-wide blocked kernels unroll the whole window: up to Tuning::blocked_max_radius; wider
+  // windows take the one-output-per-work-item kernel.
+  const bool blockable = std::max(rx, ry) <= tuning.blocked_max_radius;
   if ((t.variant == Variant::tiled || t.blocked()) && !blockable) {
     t.variant = Variant::direct;
     t.vector_width = 1;

@@ -117,6 +117,9 @@ Tuning default_tuning(const DeviceInfo& info) {
     // than the second pass saves (docs/PERFORMANCE.md, "single-pass separable").
     tuning.separable_rows = 8;
     tuning.separable_max_radius = 8;
+    // Blocked 2-D windows up to 33x33: a random 31x31 kernel 3.61 ms against 19.2 ms one output
+    // per work-item on the H100 (docs/PERFORMANCE.md); past that the unrolled code grows as r^3.
+    tuning.blocked_max_radius = 16;
     // Separable filters past one 2-D pass: the tiled single pass, row results in __local. On
     // the H100 it beats the register blocks and two passes from radius 8 (box r8 0.244 against
     // 0.315 ms, sigma 3 0.300 against 0.415, sigma 20 2.11 against 8.32) and is within 2% of

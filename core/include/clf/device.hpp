@@ -36,6 +36,9 @@ struct Tuning {
   int group_width = 64;  // work-items per group (1-D along x)
   // Direct: outputs per work-item; 4 = 4 x tile_height blocks (GPUs), 16 = one row (CPUs).
   int vector_width = 1;
+  // The blocked and tiled 2-D kernels unroll the whole window: windows of a larger radius take
+  // the one-output-per-work-item kernel.
+  int blocked_max_radius = 12;
   // Blocked devices: separable filters too large for one 2-D pass but of radius at most
   // separable_max_radius run in one pass, separable_rows output rows per work-item (the row
   // results kept in registers); otherwise (or with 0) two passes through a temp plane.
