@@ -448,7 +448,8 @@ int main(int argc, char** argv) try {
     for (auto variant : {clf::Variant::direct, clf::Variant::tiled}) {
       clf::Tuning t = base;
       t.variant = variant;
-      t.separable_variant = variant;
+      t.separable_variant = variant;  // direct: register blocks or two passes; tiled: its kernel
+      if (variant == clf::Variant::tiled) t.separable_rows = 0;
       device->set_tuning(t);
       clf::Pipeline pipeline(device);
       std::string label = spec;

@@ -162,6 +162,7 @@ struct VariantScope {
       t.separable_max_radius = 8;
     }
     t.separable_variant = v;
+    if (v == clf::Variant::tiled && separable_rows < 0) t.separable_rows = 0;  // tiled kernel only
     if (v == clf::Variant::tiled) {  // small tiles so that small test images span several
       t.tile_width = 32;
       t.tile_height = 4;

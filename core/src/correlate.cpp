@@ -178,12 +178,12 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
   forced_steps_ = tuning.separable_steps;
   min_groups_ = 4 * std::max(1, device.info().compute_units);
   const Tiling blocked = choose_tiling(device, rx, ry_);
-  if (two_pass_ && tuning.separable_variant == Variant::tiled) {
-    one_pass_tiling_ = choose_separable_tiling(device, ry_);
-  } else if (two_pass_ && blocked.blocked() && tuning.separable_rows > 0 &&
-             std::max(rx, ry_) <= std::min(tuning.separable_max_radius, 12)) {
+  if (two_pass_ && blocked.blocked() && tuning.separable_rows > 0 &&
+      std::max(rx, ry_) <= std::min(tuning.separable_max_radius, 12)) {
     one_pass_tiling_ = blocked;
     one_pass_tiling_.tile_height = tuning.separable_rows;
+  } else if (two_pass_ && tuning.separable_variant == Variant::tiled) {
+    one_pass_tiling_ = choose_separable_tiling(device, ry_);
   }
   // A tile's work-items must fit one group: registers can lower a kernel's limit below the
   // device's, and then the tile is fitted again under the kernel's own limit.

@@ -112,19 +112,18 @@ Tuning default_tuning(const DeviceInfo& info) {
     tuning.tile_width = 248;
     tuning.tile_height = 4;
     tuning.group_width = 64;
-    // Separable kernels up to radius 8 in one pass of 8-row blocks: global memory read and
-    // written once. Past radius 8 the row work repeated for each block's halo rows costs more
-    // than the second pass saves (docs/PERFORMANCE.md, "single-pass separable").
+    // Separable kernels up to radius 6 in one pass of 8-row blocks, row results in registers:
+    // global memory read and written once. It beats the tiled single pass below at radius 6
+    // (0.231 against 0.237 ms); from radius 8 the row work it repeats for each block's halo rows
+    // costs more (box r8 0.316 against 0.245 ms; docs/PERFORMANCE.md, "tiled single pass").
     tuning.separable_rows = 8;
-    tuning.separable_max_radius = 8;
+    tuning.separable_max_radius = 6;
     // Blocked 2-D windows up to 33x33: a random 31x31 kernel 3.61 ms against 19.2 ms one output
     // per work-item on the H100 (docs/PERFORMANCE.md); past that the unrolled code grows as r^3.
     tuning.blocked_max_radius = 16;
-    // Separable filters past one 2-D pass: the tiled single pass, row results in __local. On
-    // the H100 it beats the register blocks and two passes from radius 8 (box r8 0.244 against
-    // 0.315 ms, sigma 3 0.300 against 0.415, sigma 20 2.11 against 8.32) and is within 2% of
-    // them at sigma 1.5; 32-column tiles up to 256 rows did best or near best at every radius
-    // (docs/PERFORMANCE.md, "tiled single pass").
+    // Larger separable filters: the tiled single pass, row results in __local (H100: sigma 3
+    // 0.307 against 0.415 ms in two passes, sigma 20 1.59 against 8.32); 32-column tiles up to
+    // 256 rows did best or near best at every radius swept.
     tuning.separable_variant = Variant::tiled;
     tuning.separable_tile_width = 32;
     tuning.separable_tile_rows = 256;

@@ -39,16 +39,16 @@ struct Tuning {
   // The blocked and tiled 2-D kernels unroll the whole window: windows of a larger radius take
   // the one-output-per-work-item kernel.
   int blocked_max_radius = 12;
-  // Blocked devices: separable filters too large for one 2-D pass but of radius at most
-  // separable_max_radius run in one pass, separable_rows output rows per work-item (the row
-  // results kept in registers); otherwise (or with 0) two passes through a temp plane.
+  // Separable filters too large for one 2-D pass, on blocked devices, of radius at most
+  // separable_max_radius: one pass, separable_rows output rows per work-item, the row results
+  // kept in registers (0: not used).
   int separable_rows = 0, separable_max_radius = 0;
-  // Separable filters past one 2-D pass: direct = the above; tiled = one pass whose row results
-  // stay in __local for the column pass (tiles of separable_tile_width columns, at most
-  // separable_tile_rows rows, separable_block_rows output rows per work-item; narrowed and
-  // shortened until the row results fit local memory), else the above.
-  // Each group of the tiled single pass marches down separable_steps tiles, computing the halo's
-  // row results once for all of them (0: chosen per launch from the radius and the device).
+  // The other separable filters past one 2-D pass: direct = two passes through a temp plane;
+  // tiled = one pass whose row results stay in __local for the column pass, in tiles of
+  // separable_tile_width columns, at most separable_tile_rows rows and separable_block_rows
+  // output rows per work-item (narrowed and shortened until they fit local memory; two passes
+  // where none does). Each group marches down separable_steps tiles, computing the halo's row
+  // results once for all of them (0: chosen per launch from the radius and the device).
   Variant separable_variant = Variant::direct;
   int separable_tile_width = 64, separable_tile_rows = 128, separable_block_rows = 8;
   int separable_steps = 0;
