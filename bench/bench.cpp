@@ -283,7 +283,8 @@ int main(int argc, char** argv) try {
   int batch = 0, jobs_per_device = 2, separable_rows = -1;
   // --separable-tile: 0 = the device's tuning
   int tile_w = 0, tile_rows = 0, block_rows = 0, tile_steps = 0;
-  int blocked_max_radius = -1;  // -1 = the device's tuning
+  int blocked_max_radius = -1;            // -1 = the device's tuning
+  int vectors = 0, vectors_min_taps = 0;  // --vectors: 0 = the device's tuning
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -323,7 +324,10 @@ int main(int argc, char** argv) try {
       jobs_per_device = std::max(1, std::stoi(next()));
     else if (a == "--separable-rows")
       separable_rows = std::max(0, std::stoi(next()));
-    else if (a == "--blocked-max-radius")
+    else if (a == "--vectors") {  // vectors per work-item of the vector kernel, from N taps
+      if (std::sscanf(next().c_str(), "%d,%d", &vectors, &vectors_min_taps) != 2 || vectors < 1)
+        throw clf::Error(clf::ErrorKind::usage, "--vectors expects N,MIN_TAPS, e.g. 4,49");
+    } else if (a == "--blocked-max-radius")
       blocked_max_radius = std::max(0, std::stoi(next()));
     else if (a == "--separable-tile") {  // the tiled single pass: columns x rows x rows per item
       if (std::sscanf(next().c_str(), "%dx%dx%dx%d", &tile_w, &tile_rows, &block_rows,
@@ -339,7 +343,7 @@ int main(int argc, char** argv) try {
              "FILE]\n"
              "                      [--strip-rows N] [--slots N] [--pageable] [--scale] [--smoke]\n"
              "                      [--separable-rows N] [--separable-tile WxRxTH[xSTEPS]]\n"
-             "                      [--blocked-max-radius N]\n"
+             "                      [--blocked-max-radius N] [--vectors N,MIN_TAPS]\n"
              "       clfilter-bench --batch N [--jobs J] [--device all|SEL,SEL...] [--size WxH] "
              "...\n";
       return 0;
@@ -428,6 +432,12 @@ int main(int argc, char** argv) try {
   if (separable_rows >= 0) {
     clf::Tuning t = device->tuning();
     t.separable_rows = separable_rows;
+    device->set_tuning(t);
+  }
+  if (vectors > 0) {
+    clf::Tuning t = device->tuning();
+    t.vectors = vectors;
+    t.vectors_min_taps = vectors_min_taps;
     device->set_tuning(t);
   }
   if (blocked_max_radius >= 0) {

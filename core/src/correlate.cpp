@@ -26,6 +26,8 @@ std::string Tiling::defines() const {
     return " -D TW=" + std::to_string(tile_width) + " -D TH=" + std::to_string(tile_height) +
            " -D WG=" + std::to_string(group_width);
   if (blocked()) return " -D TH=" + std::to_string(tile_height);
+  if (vector_width > 1 && vectors > 1)
+    return " -D VW=" + std::to_string(vector_width) + " -D NV=" + std::to_string(vectors);
   return vector_width > 1 ? " -D VW=" + std::to_string(vector_width) : "";
 }
 
@@ -36,7 +38,8 @@ cl::NDRange Tiling::global(int width, int rows, int channels) const {
     const size_t groups_y = size_t((rows + group_height - 1) / group_height);
     return cl::NDRange(groups_x * group_width, groups_y * group_rows, size_t(channels));
   }
-  const int items = (width + vector_width - 1) / vector_width;
+  const int per_item = vector_width * (blocked() ? 1 : vectors);
+  const int items = (width + per_item - 1) / per_item;
   const int item_rows = blocked() ? (rows + tile_height - 1) / tile_height : rows;
   return cl::NDRange(size_t(round_up(items, group_width)), size_t(item_rows), size_t(channels));
 }
@@ -47,6 +50,8 @@ std::string Tiling::describe() const {
            "/" + std::to_string(group_width * group_rows);
   if (blocked())
     return "direct 4x" + std::to_string(tile_height) + "/" + std::to_string(group_width);
+  if (vector_width > 1 && vectors > 1)
+    return "direct " + std::to_string(vectors) + " vectors of " + std::to_string(vector_width);
   return vector_width > 1 ? "direct x" + std::to_string(vector_width) : "direct";
 }
 
@@ -130,6 +135,12 @@ Tiling choose_separable_tiling(const Device& device, int ry) {
 Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float>& weights,
                          float delta, const std::string& name)
     : delta_(delta), rx_(rx), ry_(ry), name_(name), tiling_(choose_tiling(device, rx, ry)) {
+  // The one-row vector kernel takes several vectors per work-item for wide windows, where each
+  // weight read then feeds them all (the plugins' own vector kernels take one).
+  const Tuning& tuning = device.tuning();
+  if (tiling_.variant == Variant::direct && tiling_.vector_width > 1 && !tiling_.blocked() &&
+      (2 * rx + 1) * (2 * ry + 1) >= tuning.vectors_min_taps)
+    tiling_.vectors = std::max(1, tuning.vectors);
   if (rx < 0 || ry < 0 || weights.size() != size_t(2 * rx + 1) * size_t(2 * ry + 1))
     throw Error(ErrorKind::usage, name + ": correlation weights do not match radius " +
                                       std::to_string(rx) + "x" + std::to_string(ry));

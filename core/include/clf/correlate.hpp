@@ -17,7 +17,8 @@ namespace clf {
 //   direct, vector_width 1:  one output per work-item (any window size)
 //   direct, vector_width 4:  "blocked": 4 x tile_height outputs per work-item from aligned float4
 //                            reads, group_width work-items per group (GPUs)
-//   direct, vector_width 8/16: that many outputs of one row per work-item (CPUs)
+//   direct, vector_width 8/16: that many outputs of one row per work-item (CPUs), or `vectors`
+//                            times that many
 //   tiled:                   tile_width x tile_height outputs per group of group_width work-items,
 //                            or with group_rows > 1 (the tiled single-pass separable kernel)
 //                            tile_width x tile_height group_rows outputs per group_width x
@@ -28,6 +29,7 @@ struct Tiling {
   int tile_width = 0, tile_height = 0, group_width = 0;
   int vector_width = 1;
   int group_rows = 1;
+  int vectors = 1;  // direct, vector_width 8/16: vectors of outputs per work-item (-D NV)
   bool blocked() const { return variant == Variant::direct && vector_width == 4; }
   // Kernel name suffix: "_direct", "_vector", "_blocked" or "_tiled".
   std::string suffix() const;
@@ -36,7 +38,8 @@ struct Tiling {
   // Launch geometry over width x rows x channels.
   cl::NDRange global(int width, int rows, int channels) const;
   cl::NDRange local() const { return cl::NDRange(size_t(group_width), size_t(group_rows), 1); }
-  std::string describe() const;  // "tiled 248x4/64", "direct 4x4/64", "direct x16" or "direct"
+  // "tiled 248x4/64", "direct 4x4/64", "direct x16", "direct 4 vectors of 16" or "direct"
+  std::string describe() const;
   // The blocked and tiled kernels read aligned float4s from CLF_HALO4(rx) columns left of the
   // plane: throws Error(usage) naming `name` when `input` is not laid out so.
   void check_input(const Plane& input, int rx, const std::string& name) const;

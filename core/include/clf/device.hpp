@@ -36,6 +36,9 @@ struct Tuning {
   int group_width = 64;  // work-items per group (1-D along x)
   // Direct: outputs per work-item; 4 = 4 x tile_height blocks (GPUs), 16 = one row (CPUs).
   int vector_width = 1;
+  // Direct with vector_width 8/16: windows of at least vectors_min_taps taps take `vectors`
+  // vectors of outputs per work-item, each weight read feeding them all.
+  int vectors = 1, vectors_min_taps = 0;
   // The blocked and tiled 2-D kernels unroll the whole window: windows of a larger radius take
   // the one-output-per-work-item kernel.
   int blocked_max_radius = 12;
