@@ -183,5 +183,58 @@ __kernel void clf_pack3(__global const float* src, int src_origin, int src_pitch
       for (int ch = 0; ch < 3; ++ch) STORE(d, 3 * k + ch, s[k + ch * src_plane]);
   }
 }
+
+// Four-channel rows, 16 pixels per work-item: four vector loads of 16 interleaved samples
+// (RGBARGBA...), channel c being components c, c + 4, c + 8 and c + 12 of each.
+__kernel void clf_unpack4(__global const pixel_t* src, ulong src_offset, int width, int rows,
+                          int channels, __global float* dst, int dst_origin, int dst_pitch,
+                          int dst_plane, __global const pixel_t* shared, ulong shared_offset,
+                          int shared_rows, int hx, int mode, float value) {
+  const int item = get_global_id(0), items = (width + 15) / 16, x0 = item * 16;
+  const int y = get_global_id(1);
+  if (y >= rows) return;
+  const __global pixel_t* row_src = y < shared_rows ? shared + shared_offset : src + src_offset;
+  if (item >= items) {
+    clf_unpack_halo(row_src, width, y, 4, dst, dst_origin, dst_pitch, dst_plane, item - items, hx,
+                    mode, value);
+    return;
+  }
+  const __global pixel_t* s = row_src + ((size_t)y * width + x0) * 4;
+  __global float* d = dst + dst_origin + y * dst_pitch + x0;
+  if (x0 + 16 <= width) {
+    const float16 a = VLOAD(0, s), b = VLOAD(1, s), c = VLOAD(2, s), e = VLOAD(3, s);
+    vstore16((float16)(a.even.even, b.even.even, c.even.even, e.even.even), 0, d);
+    vstore16((float16)(a.odd.even, b.odd.even, c.odd.even, e.odd.even), 0, d + dst_plane);
+    vstore16((float16)(a.even.odd, b.even.odd, c.even.odd, e.even.odd), 0, d + 2 * dst_plane);
+    vstore16((float16)(a.odd.odd, b.odd.odd, c.odd.odd, e.odd.odd), 0, d + 3 * dst_plane);
+  } else {
+    for (int k = 0; k < width - x0; ++k)
+      for (int ch = 0; ch < 4; ++ch) d[k + ch * dst_plane] = LOAD(s, 4 * k + ch);
+  }
+}
+
+// Four pixels' channels (float4 each) interleaved.
+#define CLF_PIX4(r, g, b, a)                                                                   \
+  ((float16)((r).x, (g).x, (b).x, (a).x, (r).y, (g).y, (b).y, (a).y, (r).z, (g).z, (b).z, (a).z, \
+             (r).w, (g).w, (b).w, (a).w))
+__kernel void clf_pack4(__global const float* src, int src_origin, int src_pitch, int src_plane,
+                        __global pixel_t* dst, ulong dst_offset, int width, int rows,
+                        int channels) {
+  const int x0 = get_global_id(0) * 16, y = get_global_id(1);
+  if (x0 >= width || y >= rows) return;
+  const __global float* s = src + src_origin + y * src_pitch + x0;
+  __global pixel_t* d = dst + dst_offset + ((size_t)y * width + x0) * 4;
+  if (x0 + 16 <= width) {
+    const float16 r = vload16(0, s), g = vload16(0, s + src_plane);
+    const float16 b = vload16(0, s + 2 * src_plane), a = vload16(0, s + 3 * src_plane);
+    VSTORE(CLF_PIX4(r.lo.lo, g.lo.lo, b.lo.lo, a.lo.lo), 0, d);  // pixels 0-3
+    VSTORE(CLF_PIX4(r.lo.hi, g.lo.hi, b.lo.hi, a.lo.hi), 1, d);
+    VSTORE(CLF_PIX4(r.hi.lo, g.hi.lo, b.hi.lo, a.hi.lo), 2, d);
+    VSTORE(CLF_PIX4(r.hi.hi, g.hi.hi, b.hi.hi, a.hi.hi), 3, d);
+  } else {
+    for (int k = 0; k < width - x0; ++k)
+      for (int ch = 0; ch < 4; ++ch) STORE(d, 4 * k + ch, s[k + ch * src_plane]);
+  }
+}
 #endif
 #endif

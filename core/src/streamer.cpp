@@ -183,16 +183,16 @@ void Run::make_queues() {
   }
   const int pixel = int(shape_.type);  // PixelType is numbered as CLF_PIXEL (clf/contract.h)
   // Single-channel rows convert a vector of pixels per work-item where the device likes vectors;
-  // three-channel rows 16 pixels where it likes 16-wide ones.
-  const bool three = shape_.channels == 3 && vw == 16;
-  pack_vector_ = (shape_.channels == 1 && vw > 1) || three ? vw : 1;
+  // three- and four-channel rows 16 pixels where it likes 16-wide ones.
+  const bool wide = (shape_.channels == 3 || shape_.channels == 4) && vw == 16;
+  pack_vector_ = (shape_.channels == 1 && vw > 1) || wide ? vw : 1;
   std::string options = "-D CLF_PIXEL=" + std::to_string(pixel);
   if (pack_vector_ > 1) options += " -D VW=" + std::to_string(pack_vector_);
   cl::Program pack = device_.build("clf_pack", clf_kernel_pack_cl, options, Helpers::border);
   cl::Program pad = device_.build("clf_pad", clf_kernel_pad_cl, "", Helpers::border);
-  const char* suffix = pack_vector_ == 1 ? "" : three ? "3" : "1";
-  unpack_ = device_.kernel(pack, (std::string("clf_unpack") + suffix).c_str());
-  pack_ = device_.kernel(pack, (std::string("clf_pack") + suffix).c_str());
+  const std::string suffix = pack_vector_ == 1 ? "" : std::to_string(shape_.channels);
+  unpack_ = device_.kernel(pack, ("clf_unpack" + suffix).c_str());
+  pack_ = device_.kernel(pack, ("clf_pack" + suffix).c_str());
   pad_rows_ = device_.kernel(pad, "clf_pad_rows");
   pad_cols_ = device_.kernel(pad, "clf_pad_cols");
   res_.queues_key = key;
