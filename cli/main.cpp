@@ -374,7 +374,7 @@ std::vector<std::shared_ptr<clf::Device>> open_devices(const Options& o) {
   check_interrupted("while opening the device");
   for (auto& device : devices) {
     clf::Tuning tuning = device->tuning();
-    if (variant) tuning.variant = *variant;
+    if (variant) tuning.variant = tuning.separable_variant = *variant;
     if (!o.tile.empty()) {
       tuning.tile_width = tile.tile_width;
       tuning.tile_height = tile.tile_height;
