@@ -2,7 +2,8 @@
 // per pixel type with -D CLF_PIXEL=n, n one of clf/contract.h's CLF_PIXEL_*. Transfers stay in the
 // native type (u8 moves 4x fewer bytes than f32); rounding and saturation follow OpenCV.
 // Offsets (in pixels' samples) let the kernels read and write a host image in place (zero-copy
-// on CPU devices). With -D VW=n, single-channel rows move n pixels per work-item (vector loads).
+// on CPU devices). With -D VW=n and -D CLF_CHANNELS=c, rows of c = 1 channel move n pixels per
+// work-item (vector loads), and with n = 16 rows of 3 or 4 channels too.
 #if CLF_PIXEL == CLF_PIXEL_U8
 typedef uchar pixel_t;
 #define LOAD(p, i) convert_float((p)[i])
@@ -84,6 +85,7 @@ typedef CLF_PCAT(float, VW) clf_pfloatv;
 #define VSTORE(v, i, p) CLF_PCAT(vstore, VW)(v, i, p)
 #endif
 
+#if CLF_CHANNELS == 1
 // Single-channel rows, VW pixels per work-item; the row's partial tail one pixel at a time.
 __kernel void clf_unpack1(__global const pixel_t* src, ulong src_offset, int width, int rows,
                           int channels, __global float* dst, int dst_origin, int dst_pitch,
@@ -118,8 +120,9 @@ __kernel void clf_pack1(__global const float* src, int src_origin, int src_pitch
   else
     for (int k = 0; k < width - x0; ++k) STORE(d, k, s[k]);
 }
+#endif
 
-#if VW == 16
+#if VW == 16 && CLF_CHANNELS == 3
 // Three-channel rows, 16 pixels per work-item: three vector loads of 16 interleaved samples
 // (RGBRGB...) split into the three planes by component selection, and back; the row's partial
 // tail one pixel at a time. (One pixel per work-item with a channel loop leaves PoCL gathering
@@ -183,7 +186,9 @@ __kernel void clf_pack3(__global const float* src, int src_origin, int src_pitch
       for (int ch = 0; ch < 3; ++ch) STORE(d, 3 * k + ch, s[k + ch * src_plane]);
   }
 }
+#endif
 
+#if VW == 16 && CLF_CHANNELS == 4
 // Four-channel rows, 16 pixels per work-item: four vector loads of 16 interleaved samples
 // (RGBARGBA...), channel c being components c, c + 4, c + 8 and c + 12 of each.
 __kernel void clf_unpack4(__global const pixel_t* src, ulong src_offset, int width, int rows,

@@ -187,7 +187,9 @@ void Run::make_queues() {
   const bool wide = (shape_.channels == 3 || shape_.channels == 4) && vw == 16;
   pack_vector_ = (shape_.channels == 1 && vw > 1) || wide ? vw : 1;
   std::string options = "-D CLF_PIXEL=" + std::to_string(pixel);
-  if (pack_vector_ > 1) options += " -D VW=" + std::to_string(pack_vector_);
+  if (pack_vector_ > 1)
+    options += " -D VW=" + std::to_string(pack_vector_) +
+               " -D CLF_CHANNELS=" + std::to_string(shape_.channels);
   cl::Program pack = device_.build("clf_pack", clf_kernel_pack_cl, options, Helpers::border);
   cl::Program pad = device_.build("clf_pad", clf_kernel_pad_cl, "", Helpers::border);
   const std::string suffix = pack_vector_ == 1 ? "" : std::to_string(shape_.channels);
