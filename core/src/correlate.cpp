@@ -278,7 +278,7 @@ std::vector<float> gaussian_taps(double sigma, int radius) {
 int gaussian_radius(double sigma) { return (int(std::lrint(sigma * 8 + 1)) | 1) / 2; }
 
 int SeparableCorrelation::marching_steps(int width, int tiles) const {
-  if (forced_steps_ > 0) return std::min(forced_steps_, tiles);
+  if (forced_steps_ > 0) return std::clamp(tiles, 1, forced_steps_);
   // Enough tiles that the 2 ry rows a group computes twice are at most 1/8 of its rows, as long
   // as the launch keeps 4 groups per compute unit.
   const Tiling& t = one_pass_tiling_;
