@@ -429,28 +429,17 @@ int main(int argc, char** argv) try {
     double clfilter_ms, opencv_cpu_ms, opencv_ocl_ms;
   };
   std::vector<Versus> versus;
-  if (separable_rows >= 0) {
+  {  // the command line's overrides of the device's tuning table
     clf::Tuning t = device->tuning();
-    t.separable_rows = separable_rows;
-    device->set_tuning(t);
-  }
-  if (vectors > 0) {
-    clf::Tuning t = device->tuning();
-    t.vectors = vectors;
-    t.vectors_min_taps = vectors_min_taps;
-    device->set_tuning(t);
-  }
-  if (blocked_max_radius >= 0) {
-    clf::Tuning t = device->tuning();
-    t.blocked_max_radius = blocked_max_radius;
-    device->set_tuning(t);
-  }
-  if (tile_w > 0) {
-    clf::Tuning t = device->tuning();
-    t.separable_tile_width = tile_w;
-    t.separable_tile_rows = tile_rows;
-    t.separable_block_rows = block_rows;
-    t.separable_steps = tile_steps;
+    if (separable_rows >= 0) t.separable_rows = separable_rows;
+    if (vectors > 0) t.vectors = vectors, t.vectors_min_taps = vectors_min_taps;
+    if (blocked_max_radius >= 0) t.blocked_max_radius = blocked_max_radius;
+    if (tile_w > 0) {
+      t.separable_tile_width = tile_w;
+      t.separable_tile_rows = tile_rows;
+      t.separable_block_rows = block_rows;
+      t.separable_steps = tile_steps;
+    }
     device->set_tuning(t);
   }
   const clf::Tuning base = device->tuning();

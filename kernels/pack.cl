@@ -85,9 +85,67 @@ typedef CLF_PCAT(float, VW) clf_pfloatv;
 #define VSTORE(v, i, p) CLF_PCAT(vstore, VW)(v, i, p)
 #endif
 
+// The VW pixels of one work-item: interleaved samples <-> CLF_CHANNELS planes. One channel is a
+// plain vector conversion; 3 and 4 channels (VW = 16) load 3 or 4 vectors of 16 interleaved
+// samples and split them by component selection, and join them back on the way out. (One pixel
+// per work-item with a channel loop leaves PoCL gathering and scattering strided samples.)
+// Four pixels' channels (float4 each) interleaved.
+#define CLF_PIX4(r, g, b, a)                                                                   \
+  ((float16)((r).x, (g).x, (b).x, (a).x, (r).y, (g).y, (b).y, (a).y, (r).z, (g).z, (b).z, (a).z, \
+             (r).w, (g).w, (b).w, (a).w))
+
+inline void clf_split(const __global pixel_t* s, __global float* d, int plane) {
 #if CLF_CHANNELS == 1
-// Single-channel rows, VW pixels per work-item; the row's partial tail one pixel at a time.
-__kernel void clf_unpack1(__global const pixel_t* src, ulong src_offset, int width, int rows,
+  CLF_PCAT(vstore, VW)(VLOAD(0, s), 0, d);
+#elif CLF_CHANNELS == 3 && VW == 16
+  // Channel k is samples k, k + 3, ..., k + 45 of the 48: 6, 5 and 5 of them (k = 0), 5, 6 and
+  // 5 (k = 1) or 5, 5 and 6 (k = 2) in the three vectors.
+  const float16 a = VLOAD(0, s), b = VLOAD(1, s), c = VLOAD(2, s);
+  vstore16((float16)(a.s0, a.s3, a.s6, a.s9, a.sc, a.sf, b.s2, b.s5, b.s8, b.sb, b.se, c.s1, c.s4,
+                     c.s7, c.sa, c.sd),
+           0, d);
+  vstore16((float16)(a.s1, a.s4, a.s7, a.sa, a.sd, b.s0, b.s3, b.s6, b.s9, b.sc, b.sf, c.s2, c.s5,
+                     c.s8, c.sb, c.se),
+           0, d + plane);
+  vstore16((float16)(a.s2, a.s5, a.s8, a.sb, a.se, b.s1, b.s4, b.s7, b.sa, b.sd, c.s0, c.s3, c.s6,
+                     c.s9, c.sc, c.sf),
+           0, d + 2 * plane);
+#elif CLF_CHANNELS == 4 && VW == 16
+  const float16 a = VLOAD(0, s), b = VLOAD(1, s), c = VLOAD(2, s), e = VLOAD(3, s);
+  vstore16((float16)(a.even.even, b.even.even, c.even.even, e.even.even), 0, d);
+  vstore16((float16)(a.odd.even, b.odd.even, c.odd.even, e.odd.even), 0, d + plane);
+  vstore16((float16)(a.even.odd, b.even.odd, c.even.odd, e.even.odd), 0, d + 2 * plane);
+  vstore16((float16)(a.odd.odd, b.odd.odd, c.odd.odd, e.odd.odd), 0, d + 3 * plane);
+#else
+#error "clf_unpackv: CLF_CHANNELS 1, or 3 or 4 with VW 16"
+#endif
+}
+
+inline void clf_join(const __global float* s, int plane, __global pixel_t* d) {
+#if CLF_CHANNELS == 1
+  VSTORE(CLF_PCAT(vload, VW)(0, s), 0, d);
+#elif CLF_CHANNELS == 3 && VW == 16
+  const float16 r = vload16(0, s), g = vload16(0, s + plane), b = vload16(0, s + 2 * plane);
+  // Sample i of the 48 is channel i % 3 of pixel i / 3.
+  VSTORE(((float16)(r.s0, g.s0, b.s0, r.s1, g.s1, b.s1, r.s2, g.s2, b.s2, r.s3, g.s3, b.s3, r.s4,
+                    g.s4, b.s4, r.s5)), 0, d);
+  VSTORE(((float16)(g.s5, b.s5, r.s6, g.s6, b.s6, r.s7, g.s7, b.s7, r.s8, g.s8, b.s8, r.s9, g.s9,
+                    b.s9, r.sa, g.sa)), 1, d);
+  VSTORE(((float16)(b.sa, r.sb, g.sb, b.sb, r.sc, g.sc, b.sc, r.sd, g.sd, b.sd, r.se, g.se, b.se,
+                    r.sf, g.sf, b.sf)), 2, d);
+#elif CLF_CHANNELS == 4 && VW == 16
+  const float16 r = vload16(0, s), g = vload16(0, s + plane);
+  const float16 b = vload16(0, s + 2 * plane), a = vload16(0, s + 3 * plane);
+  VSTORE(CLF_PIX4(r.lo.lo, g.lo.lo, b.lo.lo, a.lo.lo), 0, d);  // pixels 0-3
+  VSTORE(CLF_PIX4(r.lo.hi, g.lo.hi, b.lo.hi, a.lo.hi), 1, d);
+  VSTORE(CLF_PIX4(r.hi.lo, g.hi.lo, b.hi.lo, a.hi.lo), 2, d);
+  VSTORE(CLF_PIX4(r.hi.hi, g.hi.hi, b.hi.hi, a.hi.hi), 3, d);
+#endif
+}
+
+// Rows of CLF_CHANNELS channels, VW pixels per work-item; the row's partial tail one pixel at a
+// time. Arguments as clf_unpack's and clf_pack's.
+__kernel void clf_unpackv(__global const pixel_t* src, ulong src_offset, int width, int rows,
                           int channels, __global float* dst, int dst_origin, int dst_pitch,
                           int dst_plane, __global const pixel_t* shared, ulong shared_offset,
                           int shared_rows, int hx, int mode, float value) {
@@ -96,150 +154,34 @@ __kernel void clf_unpack1(__global const pixel_t* src, ulong src_offset, int wid
   if (y >= rows) return;
   const __global pixel_t* row_src = y < shared_rows ? shared + shared_offset : src + src_offset;
   if (item >= items) {
-    clf_unpack_halo(row_src, width, y, 1, dst, dst_origin, dst_pitch, dst_plane, item - items, hx,
-                    mode, value);
+    clf_unpack_halo(row_src, width, y, CLF_CHANNELS, dst, dst_origin, dst_pitch, dst_plane,
+                    item - items, hx, mode, value);
     return;
   }
-  const __global pixel_t* s = row_src + (size_t)y * width + x0;
+  const __global pixel_t* s = row_src + ((size_t)y * width + x0) * CLF_CHANNELS;
   __global float* d = dst + dst_origin + y * dst_pitch + x0;
-  if (x0 + VW <= width)
-    CLF_PCAT(vstore, VW)(VLOAD(0, s), 0, d);
-  else
-    for (int k = 0; k < width - x0; ++k) d[k] = LOAD(s, k);
+  if (x0 + VW <= width) {
+    clf_split(s, d, dst_plane);
+  } else {
+    for (int k = 0; k < width - x0; ++k)
+      for (int ch = 0; ch < CLF_CHANNELS; ++ch)
+        d[k + ch * dst_plane] = LOAD(s, CLF_CHANNELS * k + ch);
+  }
 }
 
-__kernel void clf_pack1(__global const float* src, int src_origin, int src_pitch, int src_plane,
+__kernel void clf_packv(__global const float* src, int src_origin, int src_pitch, int src_plane,
                         __global pixel_t* dst, ulong dst_offset, int width, int rows,
                         int channels) {
   const int x0 = get_global_id(0) * VW, y = get_global_id(1);
   if (x0 >= width || y >= rows) return;
   const __global float* s = src + src_origin + y * src_pitch + x0;
-  __global pixel_t* d = dst + dst_offset + (size_t)y * width + x0;
-  if (x0 + VW <= width)
-    VSTORE(CLF_PCAT(vload, VW)(0, s), 0, d);
-  else
-    for (int k = 0; k < width - x0; ++k) STORE(d, k, s[k]);
-}
-#endif
-
-#if VW == 16 && CLF_CHANNELS == 3
-// Three-channel rows, 16 pixels per work-item: three vector loads of 16 interleaved samples
-// (RGBRGB...) split into the three planes by component selection, and back; the row's partial
-// tail one pixel at a time. (One pixel per work-item with a channel loop leaves PoCL gathering
-// and scattering strided samples.)
-#define CLF_CH0(a, b, c)                                       \
-  (float16)(a.s0, a.s3, a.s6, a.s9, a.sc, a.sf, b.s2, b.s5, \
-            b.s8, b.sb, b.se, c.s1, c.s4, c.s7, c.sa, c.sd)
-#define CLF_CH1(a, b, c)                                       \
-  (float16)(a.s1, a.s4, a.s7, a.sa, a.sd, b.s0, b.s3, b.s6, \
-            b.s9, b.sc, b.sf, c.s2, c.s5, c.s8, c.sb, c.se)
-#define CLF_CH2(a, b, c)                                       \
-  (float16)(a.s2, a.s5, a.s8, a.sb, a.se, b.s1, b.s4, b.s7, \
-            b.sa, b.sd, c.s0, c.s3, c.s6, c.s9, c.sc, c.sf)
-
-__kernel void clf_unpack3(__global const pixel_t* src, ulong src_offset, int width, int rows,
-                          int channels, __global float* dst, int dst_origin, int dst_pitch,
-                          int dst_plane, __global const pixel_t* shared, ulong shared_offset,
-                          int shared_rows, int hx, int mode, float value) {
-  const int item = get_global_id(0), items = (width + 15) / 16, x0 = item * 16;
-  const int y = get_global_id(1);
-  if (y >= rows) return;
-  const __global pixel_t* row_src = y < shared_rows ? shared + shared_offset : src + src_offset;
-  if (item >= items) {
-    clf_unpack_halo(row_src, width, y, 3, dst, dst_origin, dst_pitch, dst_plane, item - items, hx,
-                    mode, value);
-    return;
-  }
-  const __global pixel_t* s = row_src + ((size_t)y * width + x0) * 3;
-  __global float* d = dst + dst_origin + y * dst_pitch + x0;
-  if (x0 + 16 <= width) {
-    const float16 a = VLOAD(0, s), b = VLOAD(1, s), c = VLOAD(2, s);
-    vstore16(CLF_CH0(a, b, c), 0, d);
-    vstore16(CLF_CH1(a, b, c), 0, d + dst_plane);
-    vstore16(CLF_CH2(a, b, c), 0, d + 2 * dst_plane);
+  __global pixel_t* d = dst + dst_offset + ((size_t)y * width + x0) * CLF_CHANNELS;
+  if (x0 + VW <= width) {
+    clf_join(s, src_plane, d);
   } else {
     for (int k = 0; k < width - x0; ++k)
-      for (int ch = 0; ch < 3; ++ch) d[k + ch * dst_plane] = LOAD(s, 3 * k + ch);
+      for (int ch = 0; ch < CLF_CHANNELS; ++ch)
+        STORE(d, CLF_CHANNELS * k + ch, s[k + ch * src_plane]);
   }
 }
-
-__kernel void clf_pack3(__global const float* src, int src_origin, int src_pitch, int src_plane,
-                        __global pixel_t* dst, ulong dst_offset, int width, int rows,
-                        int channels) {
-  const int x0 = get_global_id(0) * 16, y = get_global_id(1);
-  if (x0 >= width || y >= rows) return;
-  const __global float* s = src + src_origin + y * src_pitch + x0;
-  __global pixel_t* d = dst + dst_offset + ((size_t)y * width + x0) * 3;
-  if (x0 + 16 <= width) {
-    const float16 r = vload16(0, s), g = vload16(0, s + src_plane);
-    const float16 b = vload16(0, s + 2 * src_plane);
-    // Samples 0-15, 16-31 and 32-47 of the interleaved run: sample i is channel i % 3 of
-    // pixel i / 3.
-    VSTORE(((float16)(r.s0, g.s0, b.s0, r.s1, g.s1, b.s1, r.s2, g.s2, b.s2, r.s3, g.s3, b.s3, r.s4,
-                      g.s4, b.s4, r.s5)), 0, d);
-    VSTORE(((float16)(g.s5, b.s5, r.s6, g.s6, b.s6, r.s7, g.s7, b.s7, r.s8, g.s8, b.s8, r.s9, g.s9,
-                      b.s9, r.sa, g.sa)), 1, d);
-    VSTORE(((float16)(b.sa, r.sb, g.sb, b.sb, r.sc, g.sc, b.sc, r.sd, g.sd, b.sd, r.se, g.se, b.se,
-                      r.sf, g.sf, b.sf)), 2, d);
-  } else {
-    for (int k = 0; k < width - x0; ++k)
-      for (int ch = 0; ch < 3; ++ch) STORE(d, 3 * k + ch, s[k + ch * src_plane]);
-  }
-}
-#endif
-
-#if VW == 16 && CLF_CHANNELS == 4
-// Four-channel rows, 16 pixels per work-item: four vector loads of 16 interleaved samples
-// (RGBARGBA...), channel c being components c, c + 4, c + 8 and c + 12 of each.
-__kernel void clf_unpack4(__global const pixel_t* src, ulong src_offset, int width, int rows,
-                          int channels, __global float* dst, int dst_origin, int dst_pitch,
-                          int dst_plane, __global const pixel_t* shared, ulong shared_offset,
-                          int shared_rows, int hx, int mode, float value) {
-  const int item = get_global_id(0), items = (width + 15) / 16, x0 = item * 16;
-  const int y = get_global_id(1);
-  if (y >= rows) return;
-  const __global pixel_t* row_src = y < shared_rows ? shared + shared_offset : src + src_offset;
-  if (item >= items) {
-    clf_unpack_halo(row_src, width, y, 4, dst, dst_origin, dst_pitch, dst_plane, item - items, hx,
-                    mode, value);
-    return;
-  }
-  const __global pixel_t* s = row_src + ((size_t)y * width + x0) * 4;
-  __global float* d = dst + dst_origin + y * dst_pitch + x0;
-  if (x0 + 16 <= width) {
-    const float16 a = VLOAD(0, s), b = VLOAD(1, s), c = VLOAD(2, s), e = VLOAD(3, s);
-    vstore16((float16)(a.even.even, b.even.even, c.even.even, e.even.even), 0, d);
-    vstore16((float16)(a.odd.even, b.odd.even, c.odd.even, e.odd.even), 0, d + dst_plane);
-    vstore16((float16)(a.even.odd, b.even.odd, c.even.odd, e.even.odd), 0, d + 2 * dst_plane);
-    vstore16((float16)(a.odd.odd, b.odd.odd, c.odd.odd, e.odd.odd), 0, d + 3 * dst_plane);
-  } else {
-    for (int k = 0; k < width - x0; ++k)
-      for (int ch = 0; ch < 4; ++ch) d[k + ch * dst_plane] = LOAD(s, 4 * k + ch);
-  }
-}
-
-// Four pixels' channels (float4 each) interleaved.
-#define CLF_PIX4(r, g, b, a)                                                                   \
-  ((float16)((r).x, (g).x, (b).x, (a).x, (r).y, (g).y, (b).y, (a).y, (r).z, (g).z, (b).z, (a).z, \
-             (r).w, (g).w, (b).w, (a).w))
-__kernel void clf_pack4(__global const float* src, int src_origin, int src_pitch, int src_plane,
-                        __global pixel_t* dst, ulong dst_offset, int width, int rows,
-                        int channels) {
-  const int x0 = get_global_id(0) * 16, y = get_global_id(1);
-  if (x0 >= width || y >= rows) return;
-  const __global float* s = src + src_origin + y * src_pitch + x0;
-  __global pixel_t* d = dst + dst_offset + ((size_t)y * width + x0) * 4;
-  if (x0 + 16 <= width) {
-    const float16 r = vload16(0, s), g = vload16(0, s + src_plane);
-    const float16 b = vload16(0, s + 2 * src_plane), a = vload16(0, s + 3 * src_plane);
-    VSTORE(CLF_PIX4(r.lo.lo, g.lo.lo, b.lo.lo, a.lo.lo), 0, d);  // pixels 0-3
-    VSTORE(CLF_PIX4(r.lo.hi, g.lo.hi, b.lo.hi, a.lo.hi), 1, d);
-    VSTORE(CLF_PIX4(r.hi.lo, g.hi.lo, b.hi.lo, a.hi.lo), 2, d);
-    VSTORE(CLF_PIX4(r.hi.hi, g.hi.hi, b.hi.hi, a.hi.hi), 3, d);
-  } else {
-    for (int k = 0; k < width - x0; ++k)
-      for (int ch = 0; ch < 4; ++ch) STORE(d, 4 * k + ch, s[k + ch * src_plane]);
-  }
-}
-#endif
 #endif

@@ -192,9 +192,8 @@ void Run::make_queues() {
                " -D CLF_CHANNELS=" + std::to_string(shape_.channels);
   cl::Program pack = device_.build("clf_pack", clf_kernel_pack_cl, options, Helpers::border);
   cl::Program pad = device_.build("clf_pad", clf_kernel_pad_cl, "", Helpers::border);
-  const std::string suffix = pack_vector_ == 1 ? "" : std::to_string(shape_.channels);
-  unpack_ = device_.kernel(pack, ("clf_unpack" + suffix).c_str());
-  pack_ = device_.kernel(pack, ("clf_pack" + suffix).c_str());
+  unpack_ = device_.kernel(pack, pack_vector_ > 1 ? "clf_unpackv" : "clf_unpack");
+  pack_ = device_.kernel(pack, pack_vector_ > 1 ? "clf_packv" : "clf_pack");
   pad_rows_ = device_.kernel(pad, "clf_pad_rows");
   pad_cols_ = device_.kernel(pad, "clf_pad_cols");
   res_.queues_key = key;
