@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "clf/error.hpp"
+#include "exr_guard.hpp"
 #include "jpeg_guard.hpp"
 
 namespace fs = std::filesystem;
@@ -88,9 +89,8 @@ FileRowSource::FileRowSource(const std::string& path, const std::atomic<bool>* c
   if (!fs::exists(path, ec)) throw Error(ErrorKind::io, "cannot read '" + path + "': no such file");
   if (fs::is_directory(path, ec))
     throw Error(ErrorKind::io, "cannot read '" + path + "': it is a directory");
-  const std::string jpeg_problem = jpeg_metadata_problem(path);
-  if (!jpeg_problem.empty())
-    throw Error(ErrorKind::io, "cannot read '" + path + "': " + jpeg_problem);
+  for (const std::string& problem : {jpeg_metadata_problem(path), exr_header_problem(path)})
+    if (!problem.empty()) throw Error(ErrorKind::io, "cannot read '" + path + "': " + problem);
   in_ = OIIO::ImageInput::open(path);
   if (!in_) throw Error(ErrorKind::io, "cannot read '" + path + "': " + clean(OIIO::geterror()));
   warnings_ = lost_in_output(*in_, path);

@@ -110,6 +110,38 @@ TEST_CASE("JPEG metadata that OpenImageIO would read past its buffer is refused;
   expect_refused("segment_cut.jpg", "runs past the end of the file");
 }
 
+TEST_CASE("an OpenEXR attribute that claims more bytes than the file holds is refused before OpenEXR allocates it") {
+  // OpenEXR allocates a string attribute's claimed size before reading it: the fuzzer's 445-byte
+  // file claiming 2 GB took 2.1 GB and 7 s to refuse (tests/fuzz/corpus/image_read/
+  // regress_exr_attribute_claims_2gb). Magic, version 2 (with the multi-part flag or not), then
+  // name, type, 32-bit size, value.
+  auto attribute = [](const std::string& name, const std::string& type, uint32_t size, const std::string& value) {
+    std::string a = name + '\0' + type + '\0';
+    for (int i = 0; i < 4; ++i) a += char((size >> (8 * i)) & 255);
+    return a + value;
+  };
+  const std::string magic("\x76\x2f\x31\x01", 4);
+  write_bytes(dir() / "claims.exr", magic + std::string("\x02\0\0\0", 4) +
+                                        attribute("capDate", "string", 2000000000u, "2026:11:24") + '\0');
+  expect_refused("claims.exr", "damaged OpenEXR header: attribute 'capDate' (string) at byte 23 claims 2000000000 "
+                               "bytes where the file has 11 left");
+  // The second part's header of a multi-part file, by any name (the guard reads content).
+  write_bytes(dir() / "second_part.tif",
+              magic + std::string("\x02\x10\0\0", 4) + attribute("name", "string", 1, "a") + '\0' +
+                  attribute("owner", "string", 70000, "me") + '\0' + '\0');
+  expect_refused("second_part.tif", "attribute 'owner' (string)");
+  // A negative size is a lie too.
+  write_bytes(dir() / "negative.exr", magic + std::string("\x02\0\0\0", 4) + attribute("comments", "string", 0xFFFFFFF0u, "") + '\0');
+  expect_refused("negative.exr", "attribute 'comments' (string) at byte 24 claims -16 bytes");
+  // A sound EXR still reads.
+  const clf::Image img = test::random_image(8, 6, 3, clf::PixelType::f32, 9);
+  clf::write_image_file((dir() / "sound.exr").string(), img, OIIO::ImageSpec(8, 6, 3, OIIO::TypeDesc::FLOAT));
+  fs::remove(dir() / "out.exr");
+  test::CliResult ok = clfilter("sound.exr out.exr -f sobel");
+  INFO("stderr: " << ok.err);
+  CHECK(ok.code == 0);
+}
+
 TEST_CASE("a header that lies about a size this machine could hold costs an error, not memory") {
   // 8192 x 32768 RGB, read as f32: 3 GiB of pixels claimed by a 60-byte Radiance file whose data
   // ends after one broken run. The first rows are decoded before the image is allocated, so the
