@@ -285,6 +285,7 @@ int main(int argc, char** argv) try {
   int tile_w = 0, tile_rows = 0, block_rows = 0, tile_steps = 0;
   int blocked_max_radius = -1;            // -1 = the device's tuning
   int vectors = 0, vectors_min_taps = 0;  // --vectors: 0 = the device's tuning
+  int radius_arg_above = -2;              // --radius-arg-above: -2 = the device's tuning
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -327,7 +328,9 @@ int main(int argc, char** argv) try {
     else if (a == "--vectors") {  // vectors per work-item of the vector kernel, from N taps
       if (std::sscanf(next().c_str(), "%d,%d", &vectors, &vectors_min_taps) != 2 || vectors < 1)
         throw clf::Error(clf::ErrorKind::usage, "--vectors expects N,MIN_TAPS, e.g. 4,49");
-    } else if (a == "--blocked-max-radius")
+    } else if (a == "--radius-arg-above")  // the vector kernel takes larger radii as arguments
+      radius_arg_above = std::stoi(next());
+    else if (a == "--blocked-max-radius")
       blocked_max_radius = std::max(0, std::stoi(next()));
     else if (a == "--separable-tile") {  // the tiled single pass: columns x rows x rows per item
       if (std::sscanf(next().c_str(), "%dx%dx%dx%d", &tile_w, &tile_rows, &block_rows,
@@ -344,6 +347,7 @@ int main(int argc, char** argv) try {
              "                      [--strip-rows N] [--slots N] [--pageable] [--scale] [--smoke]\n"
              "                      [--separable-rows N] [--separable-tile WxRxTH[xSTEPS]]\n"
              "                      [--blocked-max-radius N] [--vectors N,MIN_TAPS]\n"
+             "                      [--radius-arg-above R]\n"
              "       clfilter-bench --batch N [--jobs J] [--device all|SEL,SEL...] [--size WxH] "
              "...\n";
       return 0;
@@ -434,6 +438,7 @@ int main(int argc, char** argv) try {
     if (separable_rows >= 0) t.separable_rows = separable_rows;
     if (vectors > 0) t.vectors = vectors, t.vectors_min_taps = vectors_min_taps;
     if (blocked_max_radius >= 0) t.blocked_max_radius = blocked_max_radius;
+    if (radius_arg_above >= -1) t.vector_radius_arg_above = radius_arg_above;
     if (tile_w > 0) {
       t.separable_tile_width = tile_w;
       t.separable_tile_rows = tile_rows;

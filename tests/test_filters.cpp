@@ -221,6 +221,33 @@ TEST_CASE("a full-rank 31x31 kernel matches on every layout: blocked up to radiu
   }
 }
 
+TEST_CASE("past the tuning's radius, one vector program serves every radius and matches") {
+  // CPUs' tuning: radii past 12 are kernel arguments. Two sigmas of different radii after a
+  // first one build no program of their own, and each matches the reference.
+  test::VariantScope scope(clf::Variant::direct, 16);
+  clf::Tuning t = test::device()->tuning();
+  t.vector_radius_arg_above = 12;
+  t.vectors = 4;
+  t.vectors_min_taps = 49;
+  test::device()->set_tuning(t);
+  const clf::Image in = test::random_image(90, 41, 1, clf::PixelType::f32, 17);
+  auto run = [&](double sigma) {
+    clf::Pipeline p(test::device());
+    p.add(test::registry(), "gaussian:sigma=" + std::to_string(sigma) + ",border=reflect101");
+    CHECK_THAT(p.filter(0).describe(), Catch::Contains("radii as arguments"));
+    clf::Image out;
+    p.run(in, out);
+    const int r = clf::gaussian_radius(sigma);
+    const auto g = ref::gaussian_1d(sigma, r);
+    test::check_matches(out, separable(test::to_ref(in), g, g, Border::reflect101, 0));
+  };
+  run(4.1);  // radius 16
+  const size_t built = test::device()->programs_built();
+  run(4.9);  // radius 20
+  run(5.6);  // radius 23 (47 taps a pass: the same one-vector program)
+  CHECK(test::device()->programs_built() == built);
+}
+
 TEST_CASE("kernels past the constant-memory and local-memory limits still run") {
   // 101x101 weights (40 KiB) and a window too wide for the staged tile on most devices.
   std::string row, kernel;

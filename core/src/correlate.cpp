@@ -154,25 +154,35 @@ Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float
                       "or the kernel's values)");
   if (!std::isfinite(delta))
     throw Error(ErrorKind::usage, name + ": delta is not a finite 32-bit float");
-  std::string options = "-D RX=" + std::to_string(rx) + " -D RY=" + std::to_string(ry);
+  // The vector kernel can take the radii as arguments: then one program serves every window.
+  any_radius_ = tiling_.suffix() == "_vector" && tuning.vector_radius_arg_above >= 0 &&
+                std::max(rx, ry) > tuning.vector_radius_arg_above;
+  std::string options = any_radius_
+                            ? "-D CLF_ANY_RADIUS"
+                            : "-D RX=" + std::to_string(rx) + " -D RY=" + std::to_string(ry);
   const uint64_t weight_bytes = weights.size() * sizeof(float);
   if (weight_bytes > device.device().getInfo<CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE>())
     options += " -D CLF_WEIGHTS=__global";
   cl::Program program =
       device.build("clf_correlate", "", options + tiling_.defines(), Helpers::correlate);
-  kernel_ = device.kernel(program, ("clf_correlate" + tiling_.suffix()).c_str());
+  kernel_ = device.kernel(
+      program, any_radius_ ? "clf_correlate_any" : ("clf_correlate" + tiling_.suffix()).c_str());
   weights_ = device.upload(weights.data(), weight_bytes, (name + " weights").c_str());
 }
 
 void Correlation::enqueue(const Stage& stage, const Plane& src, const Plane& dst) const {
   tiling_.check_input(src, rx_, name_);
   cl::Kernel kernel = kernel_;  // copies share one kernel object: arguments are set per launch
-  KernelArgs(kernel) << src << dst << dst.width << dst.rows << weights_.get() << delta_;
+  KernelArgs args(kernel);
+  args << src << dst << dst.width << dst.rows << weights_.get() << delta_;
+  if (any_radius_) args << rx_ << ry_;
   stage.launch(kernel, tiling_.global(dst.width, dst.rows, stage.channels()), tiling_.local(),
                name_.c_str());
 }
 
-std::string Correlation::describe() const { return tiling_.describe(); }
+std::string Correlation::describe() const {
+  return tiling_.describe() + (any_radius_ ? ", radii as arguments" : "");
+}
 
 SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<float>& kx,
                                            const std::vector<float>& ky, float delta,

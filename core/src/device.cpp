@@ -142,6 +142,11 @@ Tuning default_tuning(const DeviceInfo& info) {
     // 8 vectors 120.6 ms at 31x31).
     tuning.vectors = 4;
     tuning.vectors_min_taps = 49;
+    // Radii past 12 as kernel arguments: a sweep of 50 Gaussian sigmas (bench/compile_sweep.py)
+    // built 102 programs in 58.5 s, now 4 in 3.5 s. The loops the compiler can no longer unroll
+    // cost 4-12% at 31x31 and sigma 20, but 18-33% at sigma 3's 25 taps, so radii up to 12 (a
+    // bounded set) keep their own programs.
+    tuning.vector_radius_arg_above = 12;
   }
   return tuning;
 }

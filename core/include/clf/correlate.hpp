@@ -76,6 +76,7 @@ class Correlation {
   int rx_, ry_;
   std::string name_;
   Tiling tiling_;
+  bool any_radius_ = false;  // clf_correlate_any: the radii are kernel arguments
 };
 
 // A separable correlation kx (along x) then ky (along y): one 2-D pass when the outer product is
