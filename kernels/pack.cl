@@ -89,6 +89,7 @@ typedef CLF_PCAT(float, VW) clf_pfloatv;
 // plain vector conversion; 3 and 4 channels (VW = 16) load 3 or 4 vectors of 16 interleaved
 // samples and split them by component selection, and join them back on the way out. (One pixel
 // per work-item with a channel loop leaves PoCL gathering and scattering strided samples.)
+
 // Four pixels' channels (float4 each) interleaved.
 #define CLF_PIX4(r, g, b, a)                                                                   \
   ((float16)((r).x, (g).x, (b).x, (a).x, (r).y, (g).y, (b).y, (a).y, (r).z, (g).z, (b).z, (a).z, \
