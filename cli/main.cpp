@@ -94,9 +94,13 @@ Device:
                            list, or all (every GPU, else every device). A batch gives
                            each device whole files; one file sends its strips to
                            each device in turn.
-  --variant tiled|direct   kernel variant: tiled stages each tile's window in local
-                           memory first, direct reads global memory; env CLF_VARIANT.
-                           Default: direct (measured faster on NVIDIA GPUs and CPUs)
+  --variant tiled|direct   kernel variant. tiled: 2-D windows are staged in local
+                           memory, separable filters run in one pass that keeps its
+                           row results there; direct: global-memory reads, separable
+                           filters in two passes (up to radius 6 on GPUs, one pass in
+                           registers). Default per device, as measured:
+                           GPUs direct 2-D and tiled separable, CPUs direct;
+                           env CLF_VARIANT
   --tile WxH[/G]           tiled: W x H outputs per work-group of G work-items; direct
                            on GPUs: H rows of 4 outputs per work-item, G per group.
                            W a multiple of 4. Default 248x4/64; env CLF_TILE
