@@ -20,10 +20,10 @@ namespace clf {
 //   direct, vector_width 8/16: that many outputs of one row per work-item (CPUs), or `vectors`
 //                            times that many
 //   tiled:                   tile_width x tile_height outputs per group of group_width work-items,
-//                            or with group_rows > 1 (the tiled single-pass separable kernel)
-//                            tile_width x tile_height group_rows outputs per group_width x
-//                            group_rows work-items, each 4 x tile_height of them
-//                            the window staged with async_work_group_copy, then blocked as above
+//                            the window staged with async_work_group_copy, then blocked as above;
+//                            the tiled single-pass separable kernel's tiles are tile_width x
+//                            tile_height group_rows outputs per group_width x group_rows
+//                            work-items, each 4 x tile_height of them
 struct Tiling {
   Variant variant = Variant::direct;
   int tile_width = 0, tile_height = 0, group_width = 0;
