@@ -9,6 +9,7 @@ import json
 
 import cupy as cp
 import cupyx.scipy.ndimage as ndi
+import cupyx.scipy.signal as cpsignal
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -18,7 +19,12 @@ CONV9 = np.array([[1, 2, 3, 4, 5, 4, 3, 2, 1], [2, 1, 0, 1, 2, 1, 0, 1, 2], [3, 
                   [4, 1, 0, 1, 4, 1, 0, 1, 4], [5, 2, 3, 2, -5, 2, 3, 2, 5], [4, 1, 0, 1, 4, 1, 0, 1, 4],
                   [3, 0, -9, 0, 3, 0, -9, 0, 3], [2, 1, 0, 1, 2, 1, 0, 1, 2], [1, 2, 3, 4, 5, 4, 3, 2, -1]], np.float32)
 
-RANDOM31 = np.random.default_rng(31).uniform(-1, 1, (31, 31)).astype(np.float32)
+def random_kernel(n):  # n x n uniform in [-1, 1), seeded with n: full rank, one per size
+    return np.random.default_rng(n).uniform(-1, 1, (n, n)).astype(np.float32)
+
+
+RANDOM31 = random_kernel(31)
+RANDOM63 = random_kernel(63)
 
 
 def best_ms(fn, reps):
@@ -47,9 +53,11 @@ def main():
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--json")
     ap.add_argument("--print-random31", action="store_true", help="print the 31x31 kernel as clfilter's kernel=")
+    ap.add_argument("--print-random", type=int, metavar="N", help="print the random NxN kernel as clfilter's kernel=")
     a = ap.parse_args()
-    if a.print_random31:
-        print(";".join(",".join(f"{v:.9g}" for v in row) for row in RANDOM31))
+    if a.print_random31 or a.print_random:
+        k = random_kernel(a.print_random or 31)
+        print(";".join(",".join(f"{v:.9g}" for v in row) for row in k))
         return
     w, h = map(int, a.size.split("x"))
     rng = np.random.default_rng(5)
@@ -82,6 +90,8 @@ def main():
         # clfilter-bench --filter "convolve:kernel=$(python3 bench/gpu_reference.py --print-random31)"
         "convolve random 31x31": (lambda: ndi.correlate(x, cp.asarray(RANDOM31), mode="mirror"),
                                   torch_conv(RANDOM31)),
+        "convolve random 63x63": (lambda: ndi.correlate(x, cp.asarray(RANDOM63), mode="mirror"),
+                                  torch_conv(RANDOM63)),
         "gaussian sigma 20": (lambda: ndi.gaussian_filter(x, 20, mode="mirror", truncate=4.0),
                               torch_separable(gaussian_taps(20, 80), gaussian_taps(20, 80))),
     }
@@ -93,6 +103,12 @@ def main():
         tms = best_ms(torch_fn, a.reps)
         rows.append({"filter": name, "cupyx_ms": cms, "torch_ms": tms})
         print(f"{name:20s} {cms:9.3f} {mpix / cms:8.1f} {tms:9.3f} {mpix / tms:8.1f}")
+    # cuFFT's overlap-free FFT correlation (zero borders) for the FFT path's rows.
+    for n, k in ((31, RANDOM31), (63, RANDOM63)):
+        flipped = cp.asarray(np.ascontiguousarray(k[::-1, ::-1]))
+        fms = best_ms(lambda: cpsignal.fftconvolve(x, flipped, mode="same"), a.reps)
+        rows.append({"filter": f"fftconvolve random {n}x{n}", "cupyx_ms": fms})
+        print(f"{'fftconvolve ' + str(n) + 'x' + str(n):20s} {fms:9.3f} {mpix / fms:8.1f}  (cupyx.scipy.signal, cuFFT)")
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"width": w, "height": h, "rows": rows}, f)

@@ -57,3 +57,14 @@ if [ "${CLF_SEPARABLE_SWEEP:-0}" = 1 ]; then
       --filter gaussian:sigma=8 --filter gaussian:sigma=20 | grep -A30 "^filter "
   done | tee -a "$out/bench.txt"
 fi
+# Direct against FFT for random full-rank windows (the crossover Tuning::fft_tap_cost encodes),
+# then cupyx and torch on the same sizes.
+if [ "${CLF_FFT_SWEEP:-0}" = 1 ]; then
+  for n in ${CLF_FFT_SIZES:-15 21 31 41 63 127}; do
+    k=$(python3 bench/gpu_reference.py --print-random "$n")
+    echo "== random ${n}x${n}: direct, then fft"
+    ./build-dev/bin/clfilter-bench --size 8192x8192 --reps 3 --filter "convolve:kernel=$k,method=direct" \
+      --filter "convolve:kernel=$k,method=fft" | grep -E "^convolve|^  convolve" | grep -v tiled
+  done | tee -a "$out/bench.txt"
+  python3 bench/gpu_reference.py --size 8192x8192 --reps 5 | tee -a "$out/bench.txt"
+fi

@@ -209,7 +209,7 @@ TEST_CASE("a full-rank 31x31 kernel matches on every layout: blocked up to radiu
     t.blocked_max_radius = 16;
     test::device()->set_tuning(t);
     clf::Pipeline p(test::device());
-    p.add(test::registry(), "convolve:kernel=" + kernel + ",border=reflect");
+    p.add(test::registry(), "convolve:kernel=" + kernel + ",border=reflect,method=direct");
     INFO(layout.name << ": " << p.filter(0).describe());
     if (layout.vector_width == 4) CHECK_THAT(p.filter(0).describe(), Catch::Contains("direct 4x"));
     const clf::Tuning& now = test::device()->tuning();
@@ -303,4 +303,106 @@ TEST_CASE("separable kernels run in one pass where the tuning says so, else in t
   CHECK(clf::fit_separable_tiling(t, 48 << 10, 64, 12).describe() == "tiled 32x64/64");
   test::VariantScope two_pass(clf::Variant::direct, 4, 0);
   CHECK_THAT(describe("gaussian:sigma=1.5"), Catch::Contains("separable 2-pass"));
+}
+
+namespace {
+// A full-rank w x h kernel of small integers (exact in float), as convolve's kernel=.
+std::string full_rank_kernel(int w, int h, std::vector<double>& values) {
+  std::string text;
+  values.clear();
+  for (int r = 0; r < h; ++r)
+    for (int c = 0; c < w; ++c) {
+      const int v = (r * 13 + c * 7 + r * c) % 11 - 5;
+      values.push_back(v);
+      text += (c ? "," : r ? ";" : "") + std::to_string(v);
+    }
+  return text;
+}
+double l1_norm(const std::vector<double>& values) {
+  double l1 = 0;
+  for (double v : values) l1 += std::abs(v);
+  return l1;
+}
+}  // namespace
+
+TEST_CASE("the FFT path matches the reference: every border, type, channel count, odd sizes") {
+  // 7 wide x 11 tall: blocks of 128 x 256 (121 x 246 outputs each), so the 300 x 260 image takes
+  // 3 x 2 blocks, and 1000 columns 9 blocks a row.
+  std::vector<double> k;
+  const std::string kernel = full_rank_kernel(7, 11, k);
+  const double l1 = l1_norm(k);
+  auto check = [&](const clf::Image& in, const std::string& border, double bv) {
+    std::string spec = "convolve:kernel=" + kernel + ",method=fft,delta=0.5,border=" + border;
+    if (border == "constant") spec += ",border_value=" + std::to_string(bv);
+    INFO(spec << " on " << in.width() << "x" << in.height() << "x" << in.channels() << " "
+              << clf::pixel_type_name(in.type()));
+    clf::Pipeline p(test::device());
+    p.add(test::registry(), spec);
+    CHECK_THAT(p.filter(0).describe(), Catch::Contains("FFT, 128x256 blocks"));
+    clf::Image out;
+    p.run(in, out);
+    test::check_matches(out, ref::correlate(test::to_ref(in), k, 7, 11, ref::border_from_name(border), bv, 0.5),
+                        l1);
+  };
+  for (auto type : {clf::PixelType::f32, clf::PixelType::u8, clf::PixelType::u16, clf::PixelType::f16})
+    for (int channels : {1, 3, 4}) {
+      const clf::Image in = test::random_image(37, 23, channels, type, unsigned(channels) + 40);
+      const double bv = type == clf::PixelType::u8 ? 7 : type == clf::PixelType::u16 ? 300 : 0.25;
+      for (const char* border : borders) check(in, border, bv);
+    }
+  for (auto [w, h] : {std::pair{1, 1}, {1, 9}, {9, 1}, {7, 3}, {131, 5}, {1000, 3}, {300, 260}}) {
+    const clf::Image in = test::random_image(w, h, 2, clf::PixelType::f32, 43);
+    for (const char* border : borders) check(in, border, 0.25);
+  }
+}
+
+TEST_CASE("one FFT filter serves images of several widths, planning again for each") {
+  std::vector<double> k;
+  const std::string kernel = full_rank_kernel(5, 5, k);
+  clf::Pipeline p(test::device());
+  p.add(test::registry(), "convolve:kernel=" + kernel + ",method=fft,border=reflect");
+  for (int w : {130, 20, 260, 130}) {
+    const clf::Image in = test::random_image(w, 40, 1, clf::PixelType::f32, unsigned(w));
+    clf::Image out;
+    p.run(in, out);
+    INFO("width " << w);
+    test::check_matches(out, ref::correlate(test::to_ref(in), k, 5, 5, Border::reflect), l1_norm(k));
+  }
+}
+
+TEST_CASE("the cost model picks FFT for large windows by the device's tuning, and -v says so") {
+  struct Restore {
+    clf::Tuning saved = test::device()->tuning();
+    ~Restore() { test::device()->set_tuning(saved); }
+  } restore;
+  const clf::Tuning saved = restore.saved;
+  std::vector<double> k;
+  const std::string small = full_rank_kernel(5, 5, k), large = full_rank_kernel(41, 41, k);
+  auto describe = [&](const std::string& kernel, const char* method = "auto") {
+    clf::Pipeline p(test::device());
+    p.add(test::registry(), "convolve:kernel=" + kernel + ",method=" + method);
+    return p.filter(0).describe();
+  };
+  clf::Tuning t = saved;
+  t.fft_tap_cost = 40;  // 41x41 = 1681 taps against 40 x 21.7 units; 5x5's 25 taps stay direct
+  test::device()->set_tuning(t);
+  CHECK(clf::fft_pays(t, 20, 20));
+  CHECK_FALSE(clf::fft_pays(t, 2, 2));
+  CHECK_THAT(describe(large), Catch::Contains("FFT, 1024x1024 blocks"));
+  CHECK_THAT(describe(small), !Catch::Contains("FFT"));
+  CHECK_THAT(describe(large, "direct"), !Catch::Contains("FFT"));
+  CHECK_THAT(describe(small, "fft"), Catch::Contains("FFT"));
+  t.fft_tap_cost = 0;  // never on its own
+  test::device()->set_tuning(t);
+  CHECK_FALSE(clf::fft_pays(t, 60, 60));
+  CHECK_THAT(describe(large), !Catch::Contains("FFT"));
+  // A rank-1 matrix runs separably, which an FFT never beats: method=fft is refused, naming both.
+  clf::Pipeline p(test::device());
+  try {
+    p.add(test::registry(), "convolve:kernel=1,2,1;2,4,2;1,2,1,method=fft");
+    FAIL("method=fft on a rank-1 kernel was accepted");
+  } catch (const clf::Error& e) {
+    CHECK(e.kind() == clf::ErrorKind::usage);
+    CHECK_THAT(e.what(), Catch::Contains("method=fft") && Catch::Contains("rank 1"));
+  }
 }

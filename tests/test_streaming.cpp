@@ -67,6 +67,43 @@ TEST_CASE("every kernel layout streams bit-identically, the tiled single pass in
   }
 }
 
+TEST_CASE("the FFT path streams its whole-image bits in its own strips, and matches in any others") {
+  // A 9x9 full-rank window: 128 x 128 blocks of 120 x 120 outputs, 4 block rows in 400.
+  std::string kernel;
+  std::vector<double> k;
+  for (int r = 0; r < 9; ++r)
+    for (int c = 0; c < 9; ++c) {
+      k.push_back((r * 5 + c * 3 + r * c) % 7 - 3);
+      kernel += (c ? "," : r ? ";" : "") + std::to_string(int(k.back()));
+    }
+  double l1 = 0;
+  for (double v : k) l1 += std::abs(v);
+  const clf::Image in = test::random_image(150, 400, 3, clf::PixelType::f32, 29);
+  const std::vector<std::string> chain = {"convolve:kernel=" + kernel + ",method=fft,border=reflect"};
+  const clf::Image expect = whole(chain, in);
+  clf::RunStats stats;
+  clf::RunOptions own;
+  own.zero_copy = false;
+  const clf::Image streamed = test::run_chain(chain, in, own, &stats);
+  INFO("strips of " << stats.strip_rows);
+  CHECK(stats.strips > 1);
+  CHECK(stats.strip_rows % 120 == 0);
+  CHECK(test::identical(streamed, expect));
+  const ref::Image want = ref::correlate(test::to_ref(in), k, 9, 9, ref::Border::reflect);
+  for (int rows : {1, 7, 120, 240})
+    for (int slots : {1, 3}) {
+      clf::RunOptions o;
+      o.strip_rows = rows;
+      o.slots = slots;
+      INFO("strip rows " << rows << ", slots " << slots);
+      const clf::Image out = test::run_chain(chain, in, o);
+      test::check_matches(out, want, l1);
+      if (rows % 120 == 0) CHECK(test::identical(out, expect));
+    }
+  // A chain whose last filter is not the FFT still matches.
+  test::check_matches(test::run_chain({chain[0], "convolve:kernel=1"}, in, {}), want, l1);
+}
+
 TEST_CASE("one queue and three queues give identical output") {
   const clf::Image in = test::random_image(120, 90, 1, clf::PixelType::u8, 4);
   clf::RunOptions one, three;

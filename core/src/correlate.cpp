@@ -314,10 +314,23 @@ SeparableFilter::SeparableFilter(Device& device, const std::vector<float>& kx,
 
 CorrelationFilter::CorrelationFilter(Device& device, int rx, int ry,
                                      const std::vector<float>& weights, float delta, Border border,
-                                     const std::string& name, std::string what)
-    : halo_{rx, ry},
-      border_(border),
-      what_(std::move(what)),
-      pass_(device, rx, ry, weights, delta, name) {}
+                                     const std::string& name, std::string what, Method method)
+    : halo_{rx, ry}, border_(border), what_(std::move(what)) {
+  if (method == Method::fft || (method == Method::automatic && fft_pays(device.tuning(), rx, ry)))
+    fft_ = std::make_unique<FftCorrelation>(device, rx, ry, weights, delta, name);
+  else
+    pass_ = std::make_unique<Correlation>(device, rx, ry, weights, delta, name);
+}
+
+void CorrelationFilter::enqueue(Stage& stage) {
+  if (fft_)
+    fft_->enqueue(stage, stage.input(), stage.output());
+  else
+    pass_->enqueue(stage, stage.input(), stage.output());
+}
+
+std::string CorrelationFilter::describe() const {
+  return what_ + ", " + (fft_ ? fft_->describe() : pass_->describe());
+}
 
 }  // namespace clf

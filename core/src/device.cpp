@@ -128,6 +128,10 @@ Tuning default_tuning(const DeviceInfo& info) {
     tuning.separable_tile_width = 32;
     tuning.separable_tile_rows = 256;
     tuning.separable_block_rows = 8;
+    // 2-D windows by FFT from 25x25 (fft_pays). H100, 8192^2 f32, random windows, direct / FFT:
+    // 15x15 1.96 / 2.74 ms, 21x21 1.86 / 2.24, 31x31 3.64 / 2.23, 41x41 33.1 / 2.51 (past the
+    // blocked radius), 63x63 78.7 / 2.51; one FFT unit costs what 27-29 direct taps do there.
+    tuning.fft_tap_cost = 28;
   } else {
     // On CPUs __local is only an extra copy through the same caches.
     // One SIMD register of outputs per work-item (16 floats = AVX-512; fine on AVX2 too).
@@ -147,6 +151,10 @@ Tuning default_tuning(const DeviceInfo& info) {
     // cost 4-12% at 31x31 and sigma 20, but 18-33% at sigma 3's 25 taps, so radii up to 12 (a
     // bounded set) keep their own programs.
     tuning.vector_radius_arg_above = 12;
+    // 2-D windows by FFT from 31x31. PoCL, 3840x2160 f32, random windows, direct / FFT: 21x21
+    // 53.0 / 90.0 ms, 31x31 97.4 / 90.4, 41x41 166.5 / 117.0, 63x63 384.8 / 116.8; one FFT unit
+    // costs what 38-54 direct taps do.
+    tuning.fft_tap_cost = 45;
   }
   return tuning;
 }

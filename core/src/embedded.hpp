@@ -6,3 +6,4 @@ extern const char* const clf_kernel_stage_clh;
 extern const char* const clf_kernel_correlate_clh;
 extern const char* const clf_kernel_pack_cl;
 extern const char* const clf_kernel_pad_cl;
+extern const char* const clf_kernel_fft_cl;

@@ -67,6 +67,10 @@ class PluginFilter final : public Filter {
   int temp_planes() const override {
     return into_plugin(name_, "temp_planes()", [&] { return filter_->temp_planes(); });
   }
+  int strip_rows_multiple() const override {
+    return into_plugin(name_, "strip_rows_multiple()",
+                       [&] { return filter_->strip_rows_multiple(); });
+  }
   void enqueue(Stage& stage) override {
     into_plugin(name_, "enqueue()", [&] { filter_->enqueue(stage); });
   }

@@ -42,7 +42,23 @@ void Stage::launch(const cl::Kernel& kernel, const cl::NDRange& global, const cl
   if (events_) {
     events_->push_back(event);
     event_names_->push_back(name);
+    span_begins_->push_back(cl::Event());
   }
+}
+
+cl::Event Stage::mark(const char* name) const {
+  cl::Event marker;
+  if (events_)
+    cl_check(queue_->enqueueMarkerWithWaitList(nullptr, &marker), "clEnqueueMarkerWithWaitList",
+             name);
+  return marker;
+}
+
+void Stage::end_span(const cl::Event& begin, const char* name) const {
+  if (!events_) return;
+  events_->push_back(mark(name));
+  event_names_->push_back(name);
+  span_begins_->push_back(begin);
 }
 
 }  // namespace clf

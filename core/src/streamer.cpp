@@ -39,7 +39,8 @@ enum class Transport {
 struct Recorded {
   cl::Event event;
   std::string name;
-  int track;  // 0 upload, 1 compute, 2 download
+  int track;        // 0 upload, 1 compute, 2 download
+  cl::Event begin;  // a span (Stage::enqueue_span): from this marker's end to event's end
 };
 
 struct HostSpan {
@@ -74,7 +75,8 @@ struct StripCommands {
   std::vector<cl::Event> ready;   // what the strip's first kernel waits for
   std::vector<cl::Event> events;  // profiled launches, then the strip's last kernel
   std::vector<std::string> names;
-  Stage stage;  // the queue and profiling sinks every launch goes through
+  std::vector<cl::Event> span_begins;  // per profiled launch: Stage::enqueue_span's first marker
+  Stage stage;                         // the queue and profiling sinks every launch goes through
 };
 
 class Run;
@@ -337,6 +339,7 @@ void Run::enqueue_unpack(StripCommands& strip, Slot& slot) {
   if (options_.profile) {
     strip.events.push_back(event);
     strip.names.push_back("clf_unpack");
+    strip.span_begins.emplace_back();
   }
 }
 
@@ -424,7 +427,8 @@ void Run::enqueue_pack(StripCommands& strip, Slot& slot) {
     previous_slot(strip.index).up_free = strip.events.back();
   if (options_.profile)
     for (size_t e = 0; e < strip.events.size(); ++e)
-      recorded_.push_back({strip.events[e], strip.tag + strip.names[e], 1});
+      recorded_.push_back({strip.events[e], strip.tag + strip.names[e], 1,
+                           e < strip.span_begins.size() ? strip.span_begins[e] : cl::Event()});
 }
 
 void Run::enqueue_landing(StripCommands& strip, Slot& slot, cl::Event& downloaded) {
@@ -471,7 +475,8 @@ Landing Run::issue_strip(int index) {
   // a marker) orders the download: an event per launch is host work per command for the driver.
   StageBinder::bind(strip.stage, device_, queues_[1], plan_.channels(),
                     options_.profile ? &strip.events : nullptr,
-                    options_.profile ? &strip.names : nullptr);
+                    options_.profile ? &strip.names : nullptr,
+                    options_.profile ? &strip.span_begins : nullptr);
   enqueue_upload(strip, *job.slot);
   enqueue_unpack(strip, *job.slot);
   for (int s = 0; s < plan_.stages(); ++s) enqueue_stage(s, strip, *job.slot);
@@ -522,7 +527,9 @@ void Run::collect(RunStats& stats, Clock::time_point t0) {
   std::vector<std::pair<double, double>> spans[3];
   for (auto& r : recorded_) {
     cl_ulong start = 0, end = 0;
-    if (r.event.getProfilingInfo(CL_PROFILING_COMMAND_START, &start) != CL_SUCCESS ||
+    const cl::Event& first = r.begin() ? r.begin : r.event;
+    if (first.getProfilingInfo(r.begin() ? CL_PROFILING_COMMAND_END : CL_PROFILING_COMMAND_START,
+                               &start) != CL_SUCCESS ||
         r.event.getProfilingInfo(CL_PROFILING_COMMAND_END, &end) != CL_SUCCESS)
       continue;
     const double s = double(start) / 1000.0 + offset_us, e = double(end) / 1000.0 + offset_us;

@@ -15,12 +15,14 @@ namespace clf::detail {
 // The streamer's access to the Stage it hands each filter.
 struct StageBinder {
   static void bind(Stage& stage, Device& device, const cl::CommandQueue& queue, int channels,
-                   std::vector<cl::Event>* events, std::vector<std::string>* event_names) {
+                   std::vector<cl::Event>* events, std::vector<std::string>* event_names,
+                   std::vector<cl::Event>* span_begins) {
     stage.device_ = &device;
     stage.queue_ = &queue;
     stage.channels_ = channels;
     stage.events_ = events;
     stage.event_names_ = event_names;
+    stage.span_begins_ = span_begins;
   }
   static void set_planes(Stage& stage, const Plane& input, const Plane& output,
                          std::vector<Plane> temps) {

@@ -12,7 +12,7 @@ std::vector<StageShape> stage_shapes(const std::vector<Filter*>& chain) {
   std::vector<StageShape> stages;
   for (Filter* f : chain) {
     const Halo halo = f->halo();
-    stages.push_back({halo.x, halo.y, f->temp_planes(), f->border()});
+    stages.push_back({halo.x, halo.y, f->temp_planes(), f->border(), f->strip_rows_multiple()});
   }
   return stages;
 }
@@ -149,20 +149,30 @@ StripChoice choose_strips(const std::vector<StageShape>& stages, const ImageShap
     const int target =
         std::max((height + strips - 1) / strips,
                  std::min((gpu ? 4 : 2) * halo, (height + min_strips - 1) / min_strips));
-    // The largest height <= target that fits (slot bytes grow with it); when not even one row fits
-    // with this many slots, fewer slots in flight beat failing.
-    int best = 0;
-    for (;;) {
-      for (int lo = 1, hi = target; lo <= hi;) {
+    // The largest height <= target that fits (slot bytes grow with it), a multiple of `step`;
+    // when not even one row fits with this many slots, fewer slots in flight beat failing.
+    auto largest = [&](int step, int most) {
+      int best = 0;
+      for (int lo = 1, hi = most / step; lo <= hi;) {
         const int mid = lo + (hi - lo) / 2;
-        if (fits(StripPlan(stages, image, mid, in_place, cyclic),
-                 std::min(slots, (height + mid - 1) / mid))) {
-          best = mid;
+        if (fits(StripPlan(stages, image, mid * step, in_place, cyclic),
+                 std::min(slots, (height + mid * step - 1) / (mid * step)))) {
+          best = mid * step;
           lo = mid + 1;
         } else {
           hi = mid - 1;
         }
       }
+      return best;
+    };
+    // The last filter's rows are the strip's: a multiple of its strip_rows_multiple keeps its
+    // whole-image result, where one fits.
+    const int multiple = stages.empty() ? 0 : stages.back().rows_multiple;
+    int best = 0;
+    for (;;) {
+      if (multiple > 0 && multiple < height)
+        best = largest(multiple, std::max(multiple, target / multiple * multiple));
+      if (best == 0) best = largest(1, target);
       if (best > 0 || slots == 1) break;
       --slots;
     }

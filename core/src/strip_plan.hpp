@@ -36,6 +36,7 @@ struct Range {
 struct StageShape {
   int hx = 0, hy = 0, temps = 0;
   Border border;
+  int rows_multiple = 0;  // Filter::strip_rows_multiple
 };
 std::vector<StageShape> stage_shapes(const std::vector<Filter*>& chain);
 

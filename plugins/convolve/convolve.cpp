@@ -31,6 +31,11 @@ std::vector<ParamSpec> convolve_params() {
                       "rotate the kernel 180 degrees: mathematical convolution instead of "
                       "filter2D's correlation")
           .fallback("false"),
+      ParamSpec::one_of("method", {"auto", "direct", "fft"},
+                        "how a matrix of rank above 1 is applied: direct sums, or by FFT in "
+                        "overlapping blocks (equal within float rounding, not bit for bit); auto "
+                        "picks the cheaper for the device and size (-v says which)")
+          .fallback("auto"),
   });
 }
 
@@ -113,12 +118,22 @@ class ConvolveFactory : public FilterFactory {
     const float delta = float(p.get_float("delta"));
     const std::string what = "convolve " + size;
     std::vector<float> kx, ky;
-    if (m.rows * m.cols > 1 && split_rank1(m, kx, ky))
+    const std::string method = p.get_string("method");
+    if (m.rows * m.cols > 1 && split_rank1(m, kx, ky)) {
+      if (method == "fft")
+        throw Error(ErrorKind::usage, "convolve: method=fft: kernel " + size +
+                                          " has rank 1 and runs separably, in fewer taps than "
+                                          "an FFT costs; leave method at auto");
       return std::make_unique<SeparableFilter>(device, kx, ky, delta, border_from_params(p),
                                                "convolve", what + ", rank 1: separable");
+    }
     const std::vector<float> w(m.values.begin(), m.values.end());
+    const Method how = method == "fft"      ? Method::fft
+                       : method == "direct" ? Method::direct
+                                            : Method::automatic;
     return std::make_unique<CorrelationFilter>(device, m.cols / 2, m.rows / 2, w, delta,
-                                               border_from_params(p), "convolve", what + ", 2-D");
+                                               border_from_params(p), "convolve", what + ", 2-D",
+                                               how);
   }
 };
 

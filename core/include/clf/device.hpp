@@ -58,6 +58,9 @@ struct Tuning {
   Variant separable_variant = Variant::direct;
   int separable_tile_width = 64, separable_tile_rows = 128, separable_block_rows = 8;
   int separable_steps = 0;
+  // 2-D windows by FFT (clf::fft_pays): the direct taps that cost as much as one unit of FFT work
+  // (clf::fft_cost) on this device; 0 = never chosen on its own (method=fft still forces it).
+  double fft_tap_cost = 0;
 };
 const char* variant_name(Variant variant);
 

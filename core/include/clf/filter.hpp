@@ -18,6 +18,9 @@ class Filter {
   virtual Halo halo() const = 0;
   virtual Border border() const = 0;
   virtual int temp_planes() const { return 0; }
+  // Strips whose rows are a multiple of this (0: any) give the filter's whole-image result bit for
+  // bit; the streamer's own choice of strip height honours it (the FFT path's block rows).
+  virtual int strip_rows_multiple() const { return 0; }
   virtual void enqueue(Stage& stage) = 0;
   // One line for -v: what was built ("gaussian sigma 2x2 radius 8x8, separable 2-pass, direct
   // x16").

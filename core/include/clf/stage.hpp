@@ -74,6 +74,14 @@ class Stage {
   // clEnqueueNDRangeKernel(sobel_magnitude)"). local = cl::NullRange lets the driver choose.
   void launch(const cl::Kernel& kernel, const cl::NDRange& global, const cl::NDRange& local,
               const char* name) const;
+  // Runs `work`, which enqueues on the stage's queue by itself (a library such as VkFFT launching
+  // its own kernels): profiled as one span named `name`, between two markers.
+  template <typename Work>
+  void enqueue_span(const char* name, Work&& work) const {
+    cl::Event begin = mark(name);
+    work(queue_->get());
+    end_span(begin, name);
+  }
 
  private:
   friend struct detail::StageBinder;
@@ -84,6 +92,9 @@ class Stage {
   std::vector<Plane> temps_;
   std::vector<cl::Event>* events_ = nullptr;  // collects launches for profiling when non-null
   std::vector<std::string>* event_names_ = nullptr;
+  std::vector<cl::Event>* span_begins_ = nullptr;  // per event: where its span began, or none
+  cl::Event mark(const char* name) const;          // a marker when profiling, else none
+  void end_span(const cl::Event& begin, const char* name) const;
 };
 
 }  // namespace clf
