@@ -31,8 +31,7 @@ def main():
     width, height = (int(v) for v in args.size.split("x"))
     rng = np.random.default_rng(1)
     image = cv2.GaussianBlur(rng.random((height, width), dtype=np.float32), (0, 0), 2)
-    kernel = rng.random((31, 31), dtype=np.float32) - 0.5
-    matrix = ";".join(",".join("%.9g" % v for v in row) for row in kernel)
+    kernels = {n: rng.random((n, n), dtype=np.float32) - 0.5 for n in (31, 63)}
     reflect = cv2.BORDER_REFLECT_101
     cases = []
     for sigma in (20, 60):
@@ -40,9 +39,12 @@ def main():
         for method in ("exact", "fast"):
             cases.append(("gaussian:sigma=%d,method=%s" % (sigma, method), opencv,
                           "cv2.GaussianBlur"))
-    cases.append(("convolve:kernel=" + matrix, lambda: cv2.filter2D(image, -1, kernel,
-                                                                   borderType=reflect),
-                  "cv2.filter2D"))
+    # The random windows as auto picks their path (FFT on CPUs from 31x31), and 31x31 direct.
+    for n, method in ((31, "auto"), (31, "direct"), (63, "auto")):
+        matrix = ";".join(",".join("%.9g" % v for v in row) for row in kernels[n])
+        cases.append(("convolve:kernel=%s,method=%s" % (matrix, method),
+                      lambda k=kernels[n]: cv2.filter2D(image, -1, k, borderType=reflect),
+                      "cv2.filter2D"))
     device = clfilter.devices()[0]["label"]
     print("device: %s; %s float32, best of %d" % (device, args.size, args.reps))
     print("%-32s %12s %24s %8s %10s" % ("filter", "clfilter ms", "OpenCV ms", "ratio", "max diff"))
@@ -50,7 +52,10 @@ def main():
         pipeline = clfilter.Pipeline([spec])
         ours, theirs = best_ms(lambda: pipeline(image), args.reps), best_ms(opencv, args.reps)
         diff = float(np.abs(pipeline(image) - opencv()).max())
-        label = "convolve random 31x31" if spec.startswith("convolve") else spec
+        label = spec
+        if spec.startswith("convolve"):
+            label = "convolve random %dx%d, %s" % (spec.count(";") + 1, spec.count(";") + 1,
+                                                    pipeline.describe()[0].split(", ")[2])
         print("%-32s %12.1f %10.1f %-13s %7.2fx %10.2g" % (label, ours, theirs, name, theirs / ours,
                                                           diff))
     print("(ratio = OpenCV time / clfilter time: above 1 clfilter is faster)")

@@ -356,7 +356,7 @@ TEST_CASE("the FFT path matches the reference: every border, type, channel count
   }
 }
 
-TEST_CASE("one FFT filter serves images of several widths, planning again for each") {
+TEST_CASE("one FFT filter serves images of several widths; one program per block size") {
   std::vector<double> k;
   const std::string kernel = full_rank_kernel(5, 5, k);
   clf::Pipeline p(test::device());
@@ -368,6 +368,12 @@ TEST_CASE("one FFT filter serves images of several widths, planning again for ea
     INFO("width " << w);
     test::check_matches(out, ref::correlate(test::to_ref(in), k, 5, 5, Border::reflect), l1_norm(k));
   }
+  // The radii are arguments: a 7x7 window of the same 128x128 blocks builds no program of its own.
+  const size_t built = test::device()->programs_built();
+  clf::Pipeline seven(test::device());
+  seven.add(test::registry(), "convolve:kernel=" + full_rank_kernel(7, 7, k) + ",method=fft");
+  CHECK_THAT(seven.filter(0).describe(), Catch::Contains("FFT, 128x128 blocks"));
+  CHECK(test::device()->programs_built() == built);
 }
 
 TEST_CASE("the cost model picks FFT for large windows by the device's tuning, and -v says so") {

@@ -160,9 +160,8 @@ FftCorrelation::FftCorrelation(Device& device, int rx, int ry, const std::vector
   m.delta = delta;
   m.name = name;
   m.weights = weights;
+  // The radii are kernel arguments: one program per block size.
   const std::string options = "-D BX=" + std::to_string(m.bx) + " -D BY=" + std::to_string(m.by) +
-                              " -D RX=" + std::to_string(rx) + " -D RY=" + std::to_string(ry) +
-                              " -D VX=" + std::to_string(m.vx) + " -D VY=" + std::to_string(m.vy) +
                               " -D ROW=" + std::to_string(m.row);
   cl::Program program = device.build("clf_fft", clf_kernel_fft_cl, options, Helpers::stage);
   m.gather = device.kernel(program, "clf_fft_gather");
@@ -193,14 +192,15 @@ void FftCorrelation::enqueue(const Stage& stage, const Plane& src, const Plane& 
     for (int y0 = 0; y0 < dst.rows; y0 += m.vy)
       for (int first = 0; first < nbx; first += m.batch) {
         const int x0 = first * m.vx, count = std::min(m.batch, nbx - first);
-        KernelArgs(m.gather) << src << dst.width << dst.rows << c << x0 << y0 << m.blocks.get();
+        KernelArgs(m.gather) << src << dst.width << dst.rows << m.rx << m.ry << c << x0 << y0
+                             << m.blocks.get();
         stage.launch(m.gather, global(m.row, m.by, count), local, (m.name + "_fft_gather").c_str());
         stage.enqueue_span(forward.c_str(), [&](cl_command_queue q) { m.transform(q, -1); });
         stage.launch(m.multiply, global(m.row / 2, m.by, count), local,
                      (m.name + "_fft_multiply").c_str());
         stage.enqueue_span(inverse.c_str(), [&](cl_command_queue q) { m.transform(q, 1); });
-        KernelArgs(m.scatter) << m.blocks.get() << c << x0 << y0 << dst << dst.width << dst.rows
-                              << m.delta;
+        KernelArgs(m.scatter) << m.blocks.get() << m.rx << m.ry << c << x0 << y0 << dst << dst.width
+                              << dst.rows << m.delta;
         stage.launch(m.scatter, global(m.vx, m.vy, count), local,
                      (m.name + "_fft_scatter").c_str());
       }

@@ -83,6 +83,19 @@ def test_every_filter_matches_opencv_on_photographs(name, border):
         assert np.abs(got.astype(np.float64) - want).max() <= 1, (title, name, border)
 
 
+@pytest.mark.parametrize("border", sorted(CV_BORDER))
+def test_a_large_window_by_fft_matches_filter2d_on_a_photograph(border):
+    # 33x33 full rank: FFT on every device's default tuning; method=fft forces it anyway.
+    photo = photos.camera().astype(np.float32) / 255
+    kernel = np.random.default_rng(33).uniform(-1, 1, (33, 33)).astype(np.float32)
+    spec = "convolve:kernel=%s,method=fft,border=%s" % (
+        ";".join(",".join("%.9g" % v for v in row) for row in kernel), border)
+    pipeline = clfilter.Pipeline(spec)
+    assert "FFT" in pipeline.describe()[0]
+    want = cv2.filter2D(photo, -1, kernel, borderType=CV_BORDER[border])
+    assert np.abs(pipeline(photo) - want).max() <= 1e-5 * np.abs(kernel).sum()
+
+
 def test_wrap_border_matches_a_wrapped_pad():
     photo = photos.camera().astype(np.float32) / 255
     padded = cv2.copyMakeBorder(photo, 3, 3, 3, 3, cv2.BORDER_WRAP)
