@@ -5,8 +5,8 @@
 // 0.2-1.4 s against clFFT's 21 s bake plus 7 s on its first run; and clFFT refuses lengths with
 // a prime factor past 13 (3888x542: CLFFT_NOTIMPLEMENTED), where VkFFT falls back to Bluestein.
 // It is one header, so the GPU machine needs no library.
+#include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "clf/correlate.hpp"
 #include "clf/error.hpp"
@@ -95,12 +95,13 @@ struct FftCorrelation::Impl {
 };
 
 void FftCorrelation::Impl::plan(const cl::CommandQueue& queue, int want) {
-  // A launch of `want` blocks, within 1/8 of the largest buffer (and 256 MiB).
-  const uint64_t cap = std::min<uint64_t>(device.max_alloc_bytes() / 8, uint64_t(256) << 20);
+  // A launch of `want` blocks, within 32 MiB (and 1/8 of the largest buffer): this buffer lives
+  // outside the streamer's strip budget.
+  const uint64_t cap = std::min<uint64_t>(device.max_alloc_bytes() / 8, uint64_t(32) << 20);
   const uint64_t block_bytes = block_floats() * sizeof(float);
   if (batch > 0) deleteVkFFT(&app);
   app = VkFFTApplication{};
-  batch = 0;
+  batch = planned_for = 0;
   blocks = DeviceBuffer();
   const int count = int(std::clamp<uint64_t>(cap / block_bytes, 1, uint64_t(want)));
   blocks = device.alloc(block_bytes * size_t(count), (name + " FFT blocks").c_str());

@@ -123,7 +123,8 @@ class FftCorrelation {
   FftCorrelation(const FftCorrelation&) = delete;
   FftCorrelation& operator=(const FftCorrelation&) = delete;
   // Plans the transform on its first call for an image width (VkFFT compiles its kernels then):
-  // one launch transforms a row of blocks.
+  // one launch transforms a row of blocks, at most 32 MiB of them, plus one block for the
+  // window's spectrum; these buffers are the filter's own, outside the streamer's strip budget.
   void enqueue(const Stage& stage, const Plane& src, const Plane& dst);
   Halo halo() const;
   // Output rows of a block: strips that are multiples of it give the same blocks, and so the same
