@@ -284,6 +284,7 @@ int main(int argc, char** argv) try {
   // --separable-tile: 0 = the device's tuning
   int tile_w = 0, tile_rows = 0, block_rows = 0, tile_steps = 0;
   int blocked_max_radius = -1;            // -1 = the device's tuning
+  int tall_block_rows = 0;                // --tall-block-rows: 0 = the device's tuning
   int vectors = 0, vectors_min_taps = 0;  // --vectors: 0 = the device's tuning
   int radius_arg_above = -2;              // --radius-arg-above: -2 = the device's tuning
   for (int i = 1; i < argc; ++i) {
@@ -332,6 +333,8 @@ int main(int argc, char** argv) try {
       radius_arg_above = std::stoi(next());
     else if (a == "--blocked-max-radius")
       blocked_max_radius = std::max(0, std::stoi(next()));
+    else if (a == "--tall-block-rows")  // rows per work-item of blocked windows from 9 rows tall
+      tall_block_rows = std::max(1, std::stoi(next()));
     else if (a == "--separable-tile") {  // the tiled single pass: columns x rows x rows per item
       if (std::sscanf(next().c_str(), "%dx%dx%dx%d", &tile_w, &tile_rows, &block_rows,
                       &tile_steps) < 3 ||
@@ -347,7 +350,7 @@ int main(int argc, char** argv) try {
              "                      [--strip-rows N] [--slots N] [--pageable] [--scale] [--smoke]\n"
              "                      [--separable-rows N] [--separable-tile WxRxTH[xSTEPS]]\n"
              "                      [--blocked-max-radius N] [--vectors N,MIN_TAPS]\n"
-             "                      [--radius-arg-above R]\n"
+             "                      [--radius-arg-above R] [--tall-block-rows N]\n"
              "       clfilter-bench --batch N [--jobs J] [--device all|SEL,SEL...] [--size WxH] "
              "...\n";
       return 0;
@@ -438,6 +441,7 @@ int main(int argc, char** argv) try {
     if (separable_rows >= 0) t.separable_rows = separable_rows;
     if (vectors > 0) t.vectors = vectors, t.vectors_min_taps = vectors_min_taps;
     if (blocked_max_radius >= 0) t.blocked_max_radius = blocked_max_radius;
+    if (tall_block_rows > 0) t.tall_block_rows = tall_block_rows;
     if (radius_arg_above >= -1) t.vector_radius_arg_above = radius_arg_above;
     if (tile_w > 0) {
       t.separable_tile_width = tile_w;

@@ -402,6 +402,14 @@ TEST_CASE("the cost model picks FFT for large windows by the device's tuning, an
   test::device()->set_tuning(t);
   CHECK_FALSE(clf::fft_pays(t, 60, 60));
   CHECK_THAT(describe(large), !Catch::Contains("FFT"));
+  // Blocks stop at 4096: past radius 1024 the path is refused, by the cost model too.
+  t.fft_tap_cost = 1;
+  CHECK(clf::fft_pays(t, clf::fft_max_radius, 0));
+  CHECK_FALSE(clf::fft_pays(t, clf::fft_max_radius + 1, 0));
+  CHECK(clf::fft_block_side(clf::fft_max_radius) == clf::fft_max_block);
+  const std::vector<float> row(2 * clf::fft_max_radius + 3, 1.f);
+  CHECK_THROWS_WITH(clf::FftCorrelation(*test::device(), clf::fft_max_radius + 1, 0, row, 0, "wide"),
+                    Catch::Contains("wide: radius 1025 is past the FFT path's 1024"));
   // A rank-1 matrix runs separably, which an FFT never beats: method=fft is refused, naming both.
   clf::Pipeline p(test::device());
   try {

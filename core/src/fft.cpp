@@ -55,7 +55,7 @@ void vkfft_check(VkFFTResult result, const char* call, const std::string& name) 
 
 int fft_block_side(int radius) {
   int n = 128;
-  while (n < 32 * radius) n *= 2;
+  while (n < 32 * radius && n < fft_max_block) n *= 2;
   return n;
 }
 
@@ -66,7 +66,8 @@ double fft_cost(int rx, int ry) {
 
 bool fft_pays(const Tuning& tuning, int rx, int ry) {
   const double taps = double(2 * rx + 1) * (2 * ry + 1);
-  return tuning.fft_tap_cost > 0 && tuning.fft_tap_cost * fft_cost(rx, ry) < taps;
+  return std::max(rx, ry) <= fft_max_radius && tuning.fft_tap_cost > 0 &&
+         tuning.fft_tap_cost * fft_cost(rx, ry) < taps;
 }
 
 struct FftCorrelation::Impl {
@@ -151,6 +152,11 @@ FftCorrelation::FftCorrelation(Device& device, int rx, int ry, const std::vector
   if (rx < 0 || ry < 0 || weights.size() != size_t(2 * rx + 1) * size_t(2 * ry + 1))
     throw Error(ErrorKind::usage, name + ": correlation weights do not match radius " +
                                       std::to_string(rx) + "x" + std::to_string(ry));
+  if (std::max(rx, ry) > fft_max_radius)
+    throw Error(ErrorKind::usage, name + ": radius " + std::to_string(std::max(rx, ry)) +
+                                      " is past the FFT path's " + std::to_string(fft_max_radius) +
+                                      " (blocks of at most " + std::to_string(fft_max_block) +
+                                      " keep half their outputs)");
   m.rx = rx;
   m.ry = ry;
   m.bx = fft_block_side(rx);
