@@ -333,7 +333,7 @@ int main(int argc, char** argv) try {
       radius_arg_above = std::stoi(next());
     else if (a == "--blocked-max-radius")
       blocked_max_radius = std::max(0, std::stoi(next()));
-    else if (a == "--tall-block-rows")  // rows per work-item of blocked windows from 9 rows tall
+    else if (a == "--tall-block-rows")  // rows per work-item of blocked windows, every radius
       tall_block_rows = std::max(1, std::stoi(next()));
     else if (a == "--separable-tile") {  // the tiled single pass: columns x rows x rows per item
       if (std::sscanf(next().c_str(), "%dx%dx%dx%d", &tile_w, &tile_rows, &block_rows,
@@ -441,7 +441,7 @@ int main(int argc, char** argv) try {
     if (separable_rows >= 0) t.separable_rows = separable_rows;
     if (vectors > 0) t.vectors = vectors, t.vectors_min_taps = vectors_min_taps;
     if (blocked_max_radius >= 0) t.blocked_max_radius = blocked_max_radius;
-    if (tall_block_rows > 0) t.tall_block_rows = tall_block_rows;
+    if (tall_block_rows > 0) t.tall_block_rows = tall_block_rows, t.tall_block_min_radius = 4;
     if (radius_arg_above >= -1) t.vector_radius_arg_above = radius_arg_above;
     if (tile_w > 0) {
       t.separable_tile_width = tile_w;

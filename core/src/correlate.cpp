@@ -79,9 +79,10 @@ Tiling choose_tiling(const Device& device, int rx, int ry) {
     t.vector_width = 1;
   }
   // Tall windows: more output rows per window row read, so each row read feeds more outputs
-  // (docs/PERFORMANCE.md has the measurement).
-  const int block_rows =
-      ry >= 4 ? std::max(tuning.tall_block_rows, tuning.tile_height) : tuning.tile_height;
+  // (docs/PERFORMANCE.md has the measurements).
+  const int block_rows = ry >= tuning.tall_block_min_radius
+                             ? std::max(tuning.tall_block_rows, tuning.tile_height)
+                             : tuning.tile_height;
   if (t.variant == Variant::tiled || t.blocked()) t.tile_height = block_rows;
   if (t.variant == Variant::tiled) {
     // Shrink the tile until its staged window fits local memory (1 KiB left for the runtime); a

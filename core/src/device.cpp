@@ -118,6 +118,10 @@ Tuning default_tuning(const DeviceInfo& info) {
     // costs more (box r8 0.316 against 0.245 ms; docs/PERFORMANCE.md, "tiled single pass").
     tuning.separable_rows = 8;
     tuning.separable_max_radius = 6;
+    // Blocked 2-D windows: 4x4 outputs per work-item up to radius 8, 4x8 from 9. H100, 8192^2 f32,
+    // random windows, 4x4 / 4x8 ms: 9x9 0.273 / 0.323, 13x13 0.630 / 0.660, 15x15 0.908 / 1.953,
+    // 17x17 1.071 / 1.196, 19x19 1.580 / 1.319, 23x23 2.979 / 1.874.
+    tuning.tall_block_min_radius = 9;
     // Blocked 2-D windows up to 33x33: a random 31x31 kernel 3.61 ms against 19.2 ms one output
     // per work-item on the H100 (docs/PERFORMANCE.md); past that the unrolled code grows as r^3.
     tuning.blocked_max_radius = 16;

@@ -45,9 +45,9 @@ struct Tuning {
   // The blocked and tiled 2-D kernels unroll the whole window: windows of a larger radius take
   // the one-output-per-work-item kernel.
   int blocked_max_radius = 12;
-  // Rows per work-item of blocked and tiled 2-D windows at least 9 rows tall (ry >= 4): taller
-  // blocks read each window row for more outputs.
-  int tall_block_rows = 8;
+  // Rows per work-item of blocked and tiled 2-D windows of radius ry >= tall_block_min_radius:
+  // taller blocks read each window row for more outputs, and hold more sums in registers.
+  int tall_block_rows = 8, tall_block_min_radius = 4;
   // Separable filters too large for one 2-D pass, on blocked devices, of radius at most
   // separable_max_radius: one pass, separable_rows output rows per work-item, the row results
   // kept in registers (0: not used).
