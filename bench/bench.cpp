@@ -442,7 +442,7 @@ int main(int argc, char** argv) try {
     if (vectors > 0) t.vectors = vectors, t.vectors_min_taps = vectors_min_taps;
     if (blocked_max_radius >= 0) t.blocked_max_radius = blocked_max_radius;
     if (tall_block_rows > 0) t.tall_block_rows = tall_block_rows, t.tall_block_min_radius = 4;
-    if (radius_arg_above >= -1) t.vector_radius_arg_above = radius_arg_above;
+    if (radius_arg_above >= -1) t.radius_arg_above = radius_arg_above;
     if (tile_w > 0) {
       t.separable_tile_width = tile_w;
       t.separable_tile_rows = tile_rows;

@@ -226,7 +226,7 @@ TEST_CASE("past the tuning's radius, one vector program serves every radius and 
   // first one build no program of their own, and each matches the reference.
   test::VariantScope scope(clf::Variant::direct, 16);
   clf::Tuning t = test::device()->tuning();
-  t.vector_radius_arg_above = 12;
+  t.radius_arg_above = 12;
   t.vectors = 4;
   t.vectors_min_taps = 49;
   test::device()->set_tuning(t);
@@ -269,6 +269,40 @@ TEST_CASE("kernels past the constant-memory and local-memory limits still run") 
   }
 }
 
+TEST_CASE("the tiled single pass with radii as arguments: one program, the literal program's bits") {
+  const clf::Image in = test::random_image(70, 45, 2, clf::PixelType::f32, 31);
+  test::VariantScope tiled(clf::Variant::tiled);
+  auto run = [&](const std::string& spec, int arg_above, std::string* how = nullptr) {
+    clf::Tuning t = test::device()->tuning();
+    t.radius_arg_above = arg_above;
+    test::device()->set_tuning(t);
+    clf::Pipeline p(test::device());
+    p.add(test::registry(), spec);
+    if (how) *how = p.filter(0).describe();
+    clf::Image out;
+    p.run(in, out);
+    return out;
+  };
+  for (const char* spec : {"gaussian:sigma=1.2,border=reflect", "gaussian:sigma_x=2,sigma_y=3.5,border=wrap",
+                           "box:radius=9,border=constant,border_value=0.5"}) {
+    std::string how;
+    const clf::Image literal = run(spec, -1), any = run(spec, 0, &how);
+    INFO(spec << ": " << how);
+    CHECK_THAT(how, Catch::Contains("radii as arguments"));
+    CHECK(test::identical(any, literal));
+  }
+  // A radius not built before reuses the program.
+  run("gaussian:sigma=2.2", 0);
+  const size_t built = test::device()->programs_built();
+  std::string how;
+  const clf::Image out = run("gaussian:sigma=2.7,border=reflect101", 0, &how);
+  CHECK_THAT(how, Catch::Contains("radii as arguments"));
+  CHECK(test::device()->programs_built() == built);
+  const int r = clf::gaussian_radius(2.7);
+  const auto g = ref::gaussian_1d(2.7, r);
+  test::check_matches(out, separable(test::to_ref(in), g, g, Border::reflect101, 0));
+}
+
 TEST_CASE("separable kernels run in one pass where the tuning says so, else in two") {
   auto describe = [](const std::string& spec) {
     clf::Pipeline p(test::device());
@@ -286,7 +320,10 @@ TEST_CASE("separable kernels run in one pass where the tuning says so, else in t
     // Tiled: the row results of 32 x 12 tiles stay in local memory, any radius that fits it.
     test::VariantScope tiled(clf::Variant::tiled);
     CHECK_THAT(describe("gaussian:sigma=1.5"), Catch::Contains("separable single pass, tiled 32x12/24"));
-    CHECK_THAT(describe("gaussian:sigma=20"), Catch::Contains("separable single pass, tiled 32x12/24"));
+    // Past the tuning's radius_arg_above (CPUs: 12) the radii are arguments and the tile's rows a
+    // power of two: 2 rows of work-items, not 3.
+    CHECK_THAT(describe("gaussian:sigma=20"),
+               Catch::Contains("separable single pass, tiled 32x8/16, radii as arguments"));
     CHECK_THAT(describe("box:radius=3"), Catch::Contains("single pass, tiled 32x"));  // 7x7 in 2-D
   }
   // Fitting tiles into 48 KiB of local memory, 1024 work-items at most, from 128 x 128 tiles of

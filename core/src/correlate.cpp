@@ -157,8 +157,8 @@ Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float
   if (!std::isfinite(delta))
     throw Error(ErrorKind::usage, name + ": delta is not a finite 32-bit float");
   // The vector kernel can take the radii as arguments: then one program serves every window.
-  any_radius_ = tiling_.suffix() == "_vector" && tuning.vector_radius_arg_above >= 0 &&
-                std::max(rx, ry) > tuning.vector_radius_arg_above;
+  any_radius_ = tiling_.suffix() == "_vector" && tuning.radius_arg_above >= 0 &&
+                std::max(rx, ry) > tuning.radius_arg_above;
   std::string options = any_radius_
                             ? "-D CLF_ANY_RADIUS"
                             : "-D RX=" + std::to_string(rx) + " -D RY=" + std::to_string(ry);
@@ -207,6 +207,9 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
     one_pass_tiling_.tile_height = tuning.separable_rows;
   } else if (two_pass_ && tuning.separable_variant == Variant::tiled) {
     one_pass_tiling_ = choose_separable_tiling(device, ry_);
+    // Radii as arguments: one program per tile shape, its rows a power of two so that the
+    // shapes are few.
+    any_radius_ = tuning.radius_arg_above >= 0 && std::max(rx, ry_) > tuning.radius_arg_above;
   }
   // A tile's work-items must fit one group: registers can lower a kernel's limit below the
   // device's, and then the tile is fitted again under the kernel's own limit.
@@ -214,8 +217,14 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
     const Tiling& t = one_pass_tiling_;
     const bool tiled = t.variant == Variant::tiled;
     if (!tiled && !t.blocked()) break;
+    if (tiled && any_radius_)
+      while (one_pass_tiling_.group_rows & (one_pass_tiling_.group_rows - 1))
+        --one_pass_tiling_.group_rows;
+    const std::string radii = tiled && any_radius_ ? "-D RX=rx -D RY=ry -D CLF_SEPARABLE_ANY"
+                                                   : "-D RX=" + std::to_string(rx) +
+                                                         " -D RY=" + std::to_string(ry_);
     const std::string options =
-        "-D RX=" + std::to_string(rx) + " -D RY=" + std::to_string(ry_) + " -D CLF_SEPARABLE" +
+        radii + " -D CLF_SEPARABLE" +
         (tiled ? " -D LX=" + std::to_string(t.group_width) + " -D LY=" +
                      std::to_string(t.group_rows) + " -D TH=" + std::to_string(t.tile_height)
                : t.defines());
@@ -259,6 +268,9 @@ void SeparableCorrelation::enqueue(const Stage& stage, const Plane& src, const P
       const int tiles = (dst.rows + tile_rows - 1) / tile_rows;
       const int steps = marching_steps(dst.width, tiles);
       args << steps;
+      if (any_radius_)
+        args << rx_ << ry_
+             << cl::Local(size_t(t.tile_height * t.group_rows + 2 * ry_) * t.group_width * 16);
       global = cl::NDRange(global[0], size_t((tiles + steps - 1) / steps) * size_t(t.group_rows),
                            global[2]);
     }
@@ -302,7 +314,9 @@ int SeparableCorrelation::marching_steps(int width, int tiles) const {
 }
 
 std::string SeparableCorrelation::describe() const {
-  if (one_pass_()) return "separable single pass, " + one_pass_tiling_.describe();
+  if (one_pass_())
+    return "separable single pass, " + one_pass_tiling_.describe() +
+           (any_radius_ ? ", radii as arguments" : "");
   return (two_pass_ ? "separable 2-pass, " : "single pass, ") + passes_[0].describe();
 }
 

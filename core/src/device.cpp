@@ -154,7 +154,7 @@ Tuning default_tuning(const DeviceInfo& info) {
     // built 102 programs in 58.5 s, now 4 in 3.5 s. The loops the compiler can no longer unroll
     // cost 4-12% at 31x31 and sigma 20, but 18-33% at sigma 3's 25 taps, so radii up to 12 (a
     // bounded set) keep their own programs.
-    tuning.vector_radius_arg_above = 12;
+    tuning.radius_arg_above = 12;
     // 2-D windows by FFT from 31x31. PoCL, 3840x2160 f32, random windows, direct / FFT: 21x21
     // 53.0 / 90.0 ms, 31x31 97.4 / 90.4, 41x41 166.5 / 117.0, 63x63 384.8 / 116.8; one FFT unit
     // costs what 38-54 direct taps do.

@@ -107,6 +107,7 @@ class SeparableCorrelation {
   // The tiled single pass: tiles each group marches down, for a launch of `tiles` tiles a column.
   int marching_steps(int width, int tiles) const;
   int forced_steps_ = 0, min_groups_ = 1;
+  bool any_radius_ = false;  // the tiled kernel takes the radii as arguments (-D CLF_SEPARABLE_ANY)
   float delta_ = 0.f;
   std::string name_;
 };

@@ -39,9 +39,9 @@ struct Tuning {
   // Direct with vector_width 8/16: windows of at least vectors_min_taps taps take `vectors`
   // vectors of outputs per work-item, each weight read feeding them all.
   int vectors = 1, vectors_min_taps = 0;
-  // That kernel takes the radii of windows past this radius as arguments, one program serving
-  // them all (-1: a program per radius).
-  int vector_radius_arg_above = -1;
+  // That kernel, and the tiled single-pass separable kernel, take the radii of windows past this
+  // radius as arguments, one program serving them all (-1: a program per radius).
+  int radius_arg_above = -1;
   // The blocked and tiled 2-D kernels unroll the whole window: windows of a larger radius take
   // the one-output-per-work-item kernel.
   int blocked_max_radius = 12;
