@@ -220,14 +220,14 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
     if (tiled && any_radius_)
       while (one_pass_tiling_.group_rows & (one_pass_tiling_.group_rows - 1))
         --one_pass_tiling_.group_rows;
-    const std::string radii = tiled && any_radius_ ? "-D RX=rx -D RY=ry -D CLF_SEPARABLE_ANY"
-                                                   : "-D RX=" + std::to_string(rx) +
-                                                         " -D RY=" + std::to_string(ry_);
-    const std::string options =
-        radii + " -D CLF_SEPARABLE" +
-        (tiled ? " -D LX=" + std::to_string(t.group_width) + " -D LY=" +
-                     std::to_string(t.group_rows) + " -D TH=" + std::to_string(t.tile_height)
-               : t.defines());
+    const std::string radii = tiled && any_radius_
+                                  ? "-D RX=rx -D RY=ry -D CLF_SEPARABLE_ANY"
+                                  : "-D RX=" + std::to_string(rx) + " -D RY=" + std::to_string(ry_);
+    const std::string options = radii + " -D CLF_SEPARABLE" +
+                                (tiled ? " -D LX=" + std::to_string(t.group_width) +
+                                             " -D LY=" + std::to_string(t.group_rows) +
+                                             " -D TH=" + std::to_string(t.tile_height)
+                                       : t.defines());
     one_pass_ = device.kernel(device.build("clf_correlate", "", options, Helpers::correlate),
                               tiled ? "clf_separable_tiled" : "clf_separable_blocked");
     const size_t limit = one_pass_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device.device());
