@@ -319,12 +319,19 @@ TEST_CASE("separable kernels run in one pass where the tuning says so, else in t
   {
     // Tiled: the row results of 32 x 12 tiles stay in local memory, any radius that fits it.
     test::VariantScope tiled(clf::Variant::tiled);
+    clf::Tuning t = test::device()->tuning();
+    t.radius_arg_above = -1;  // a program per radius (GPUs' default)
+    test::device()->set_tuning(t);
     CHECK_THAT(describe("gaussian:sigma=1.5"), Catch::Contains("separable single pass, tiled 32x12/24"));
-    // Past the tuning's radius_arg_above (CPUs: 12) the radii are arguments and the tile's rows a
-    // power of two: 2 rows of work-items, not 3.
+    CHECK_THAT(describe("gaussian:sigma=20"), Catch::Contains("separable single pass, tiled 32x12/24"));
+    CHECK_THAT(describe("box:radius=3"), Catch::Contains("single pass, tiled 32x"));  // 7x7 in 2-D
+    // Past radius_arg_above (CPUs' default: 12) the radii are arguments and the tile's rows a power
+    // of two: 2 rows of work-items, not 3.
+    t.radius_arg_above = 12;
+    test::device()->set_tuning(t);
+    CHECK_THAT(describe("gaussian:sigma=1.5"), Catch::Contains("separable single pass, tiled 32x12/24"));
     CHECK_THAT(describe("gaussian:sigma=20"),
                Catch::Contains("separable single pass, tiled 32x8/16, radii as arguments"));
-    CHECK_THAT(describe("box:radius=3"), Catch::Contains("single pass, tiled 32x"));  // 7x7 in 2-D
   }
   // Fitting tiles into 48 KiB of local memory, 1024 work-items at most, from 128 x 128 tiles of
   // 8-row blocks: sigma 3 keeps the width (88 row results for 64 outputs); sigma 20's 160 halo
