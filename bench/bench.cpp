@@ -285,6 +285,7 @@ int main(int argc, char** argv) try {
   int tile_w = 0, tile_rows = 0, block_rows = 0, tile_steps = 0;
   int blocked_max_radius = -1;            // -1 = the device's tuning
   int tall_block_rows = 0;                // --tall-block-rows: 0 = the device's tuning
+  int blocked_rows = 0, group_width = 0;  // --block-rows, --group-width: 0 = the device's tuning
   int vectors = 0, vectors_min_taps = 0;  // --vectors: 0 = the device's tuning
   int radius_arg_above = -2;              // --radius-arg-above: -2 = the device's tuning
   for (int i = 1; i < argc; ++i) {
@@ -335,6 +336,10 @@ int main(int argc, char** argv) try {
       blocked_max_radius = std::max(0, std::stoi(next()));
     else if (a == "--tall-block-rows")  // rows per work-item of blocked windows, every radius
       tall_block_rows = std::max(1, std::stoi(next()));
+    else if (a == "--block-rows")  // rows per work-item of blocked windows below that radius
+      blocked_rows = std::max(1, std::stoi(next()));
+    else if (a == "--group-width")  // work-items per group of the blocked and tiled 2-D kernels
+      group_width = std::max(1, std::stoi(next()));
     else if (a == "--separable-tile") {  // the tiled single pass: columns x rows x rows per item
       if (std::sscanf(next().c_str(), "%dx%dx%dx%d", &tile_w, &tile_rows, &block_rows,
                       &tile_steps) < 3 ||
@@ -350,7 +355,8 @@ int main(int argc, char** argv) try {
              "                      [--strip-rows N] [--slots N] [--pageable] [--scale] [--smoke]\n"
              "                      [--separable-rows N] [--separable-tile WxRxTH[xSTEPS]]\n"
              "                      [--blocked-max-radius N] [--vectors N,MIN_TAPS]\n"
-             "                      [--radius-arg-above R] [--tall-block-rows N]\n"
+             "                      [--radius-arg-above R] [--tall-block-rows N] [--block-rows N]\n"
+             "                      [--group-width N]\n"
              "       clfilter-bench --batch N [--jobs J] [--device all|SEL,SEL...] [--size WxH] "
              "...\n";
       return 0;
@@ -442,6 +448,8 @@ int main(int argc, char** argv) try {
     if (vectors > 0) t.vectors = vectors, t.vectors_min_taps = vectors_min_taps;
     if (blocked_max_radius >= 0) t.blocked_max_radius = blocked_max_radius;
     if (tall_block_rows > 0) t.tall_block_rows = tall_block_rows, t.tall_block_min_radius = 4;
+    if (blocked_rows > 0) t.tile_height = blocked_rows;
+    if (group_width > 0) t.group_width = group_width;
     if (radius_arg_above >= -1) t.radius_arg_above = radius_arg_above;
     if (tile_w > 0) {
       t.separable_tile_width = tile_w;
