@@ -61,10 +61,13 @@ fi
 # then cupyx and torch on the same sizes.
 if [ "${CLF_FFT_SWEEP:-0}" = 1 ]; then
   for n in ${CLF_FFT_SIZES:-15 21 31 41 63 127}; do
-    k=$(python3 bench/gpu_reference.py --print-random "$n")
+    # A file, one row a line: a 127x127 matrix on the command line is past the argument limit.
+    k=$(mktemp)
+    python3 bench/gpu_reference.py --print-random "$n" | tr ';' '\n' >"$k"
     echo "== random ${n}x${n}: direct, then fft"
-    ./build-dev/bin/clfilter-bench --size 8192x8192 --reps 3 --filter "convolve:kernel=$k,method=direct" \
-      --filter "convolve:kernel=$k,method=fft" | grep -E "^convolve|^  convolve" | grep -v tiled
+    ./build-dev/bin/clfilter-bench --size 8192x8192 --reps 3 --filter "convolve:kernel_file=$k,method=direct" \
+      --filter "convolve:kernel_file=$k,method=fft" | grep -E "^convolve|^  convolve" | grep -v tiled
+    rm -f "$k"
   done | tee -a "$out/bench.txt"
   python3 bench/gpu_reference.py --size 8192x8192 --reps 5 | tee -a "$out/bench.txt"
 fi
