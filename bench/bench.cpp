@@ -282,7 +282,7 @@ int main(int argc, char** argv) try {
   int strip_rows = 0, slots = 3;  // streamed runs: 0 = the streamer's choice
   int batch = 0, jobs_per_device = 2, separable_rows = -1;
   // --separable-tile: 0 = the device's tuning
-  int tile_w = 0, tile_rows = 0, block_rows = 0, tile_steps = 0;
+  int tile_w = 0, tile_rows = 0, block_rows = 0, tile_steps = 0, tile_min_w = 0;
   int blocked_max_radius = -1;            // -1 = the device's tuning
   int tall_block_rows = 0;                // --tall-block-rows: 0 = the device's tuning
   int blocked_rows = 0, group_width = 0;  // --block-rows, --group-width: 0 = the device's tuning
@@ -346,7 +346,9 @@ int main(int argc, char** argv) try {
           tile_w < 4 || tile_rows < 1 || block_rows < 1 || tile_steps < 0)
         throw clf::Error(clf::ErrorKind::usage,
                          "--separable-tile expects WxRxTH[xSTEPS], e.g. 64x128x8 or 32x256x8x4");
-    } else if (a == "-h" || a == "--help") {
+    } else if (a == "--separable-min-width")  // the narrowest tile the fit may take, columns
+      tile_min_w = std::max(4, std::stoi(next()));
+    else if (a == "-h" || a == "--help") {
       std::cout
           << "usage: clfilter-bench [--size WxH] [--channels C] [--type f32|u8|u16|f16] [--reps "
              "N]\n"
@@ -354,6 +356,7 @@ int main(int argc, char** argv) try {
              "FILE]\n"
              "                      [--strip-rows N] [--slots N] [--pageable] [--scale] [--smoke]\n"
              "                      [--separable-rows N] [--separable-tile WxRxTH[xSTEPS]]\n"
+             "                      [--separable-min-width N]\n"
              "                      [--blocked-max-radius N] [--vectors N,MIN_TAPS]\n"
              "                      [--radius-arg-above R] [--tall-block-rows N] [--block-rows N]\n"
              "                      [--group-width N]\n"
@@ -457,6 +460,7 @@ int main(int argc, char** argv) try {
       t.separable_block_rows = block_rows;
       t.separable_steps = tile_steps;
     }
+    if (tile_min_w > 0) t.separable_min_tile_width = tile_min_w;
     device->set_tuning(t);
   }
   const clf::Tuning base = device->tuning();

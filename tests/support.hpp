@@ -35,10 +35,18 @@ inline clf::Image random_image(int w, int h, int c, clf::PixelType type, unsigne
   for (size_t i = 0; i < n; ++i) {
     const float u = unit(rng);
     switch (type) {
-      case clf::PixelType::u8: img.pixels<uint8_t>()[i] = uint8_t(u * 255.f + 0.5f); break;
-      case clf::PixelType::u16: img.pixels<uint16_t>()[i] = uint16_t(u * 65535.f + 0.5f); break;
-      case clf::PixelType::f16: img.pixels<uint16_t>()[i] = Imath::half(u).bits(); break;
-      case clf::PixelType::f32: img.pixels<float>()[i] = u; break;
+      case clf::PixelType::u8:
+        img.pixels<uint8_t>()[i] = uint8_t(u * 255.f + 0.5f);
+        break;
+      case clf::PixelType::u16:
+        img.pixels<uint16_t>()[i] = uint16_t(u * 65535.f + 0.5f);
+        break;
+      case clf::PixelType::f16:
+        img.pixels<uint16_t>()[i] = Imath::half(u).bits();
+        break;
+      case clf::PixelType::f32:
+        img.pixels<float>()[i] = u;
+        break;
     }
   }
   return img;
@@ -46,14 +54,17 @@ inline clf::Image random_image(int w, int h, int c, clf::PixelType type, unsigne
 
 inline double value(const clf::Image& img, size_t i) {
   switch (img.type()) {
-    case clf::PixelType::u8: return img.pixels<uint8_t>()[i];
-    case clf::PixelType::u16: return img.pixels<uint16_t>()[i];
+    case clf::PixelType::u8:
+      return img.pixels<uint8_t>()[i];
+    case clf::PixelType::u16:
+      return img.pixels<uint16_t>()[i];
     case clf::PixelType::f16: {
       Imath::half h;
       h.setBits(img.pixels<uint16_t>()[i]);
       return float(h);
     }
-    case clf::PixelType::f32: return img.pixels<float>()[i];
+    case clf::PixelType::f32:
+      return img.pixels<float>()[i];
   }
   return 0;
 }
@@ -68,21 +79,29 @@ inline ref::Image to_ref(const clf::Image& img) {
 // The reference value as stored in `type`: OpenCV rounds half to even and saturates integers.
 inline double stored(double v, clf::PixelType type) {
   switch (type) {
-    case clf::PixelType::u8: return std::min(255.0, std::max(0.0, std::nearbyint(v)));
-    case clf::PixelType::u16: return std::min(65535.0, std::max(0.0, std::nearbyint(v)));
-    case clf::PixelType::f16: return float(Imath::half(float(v)));
-    case clf::PixelType::f32: return v;
+    case clf::PixelType::u8:
+      return std::min(255.0, std::max(0.0, std::nearbyint(v)));
+    case clf::PixelType::u16:
+      return std::min(65535.0, std::max(0.0, std::nearbyint(v)));
+    case clf::PixelType::f16:
+      return float(Imath::half(float(v)));
+    case clf::PixelType::f32:
+      return v;
   }
   return v;
 }
 
-// Max difference allowed: 1e-5 for f32 (inputs in [0, 1]), 1 LSB for integers, half precision for f16.
+// Max difference allowed: 1e-5 for f32 (inputs in [0, 1]), 1 LSB for integers, half precision for
+// f16.
 inline double tolerance(clf::PixelType type, double magnitude) {
   switch (type) {
     case clf::PixelType::u8:
-    case clf::PixelType::u16: return 1.0;
-    case clf::PixelType::f16: return 2e-3 * std::max(1.0, std::abs(magnitude));
-    case clf::PixelType::f32: return 1e-5 * std::max(1.0, std::abs(magnitude));
+    case clf::PixelType::u16:
+      return 1.0;
+    case clf::PixelType::f16:
+      return 2e-3 * std::max(1.0, std::abs(magnitude));
+    case clf::PixelType::f32:
+      return 1e-5 * std::max(1.0, std::abs(magnitude));
   }
   return 0;
 }
@@ -100,14 +119,15 @@ inline void check_matches(const clf::Image& got, const ref::Image& want, double 
   for (size_t i = 0; i < n; ++i) {
     const double expect = stored(want.values[i], got.type());
     const double diff = std::abs(value(got, i) - expect);
-    if (!(diff <= tolerance(got.type(), std::max(std::abs(expect), kernel_l1))) && bad == n) bad = i;
+    if (!(diff <= tolerance(got.type(), std::max(std::abs(expect), kernel_l1))) && bad == n)
+      bad = i;
     if (diff > worst) worst = diff;
   }
   INFO("worst difference " << worst);
   if (bad != n) {
     const size_t px = bad / want.channels;
-    INFO("first mismatch at x=" << px % want.width << " y=" << px / want.width << " c="
-                                << bad % want.channels << ": got " << value(got, bad)
+    INFO("first mismatch at x=" << px % want.width << " y=" << px / want.width
+                                << " c=" << bad % want.channels << ": got " << value(got, bad)
                                 << ", want " << stored(want.values[bad], got.type()));
     CHECK(bad == n);
   } else {
@@ -121,7 +141,8 @@ inline bool identical(const clf::Image& a, const clf::Image& b) {
 }
 
 // Every kernel layout the filters can take: direct (the device's vector width), direct one output
-// per work-item, direct 4-wide blocks, tiled (small tiles and blocks, so small images span several).
+// per work-item, direct 4-wide blocks, tiled (small tiles and blocks, so small images span
+// several).
 struct Layout {
   clf::Variant variant;
   int vector_width;
@@ -170,8 +191,9 @@ struct VariantScope {
       t.separable_tile_width = 32;  // 8 x 3 work-items, 4 rows each: 32 x 12 tiles
       t.separable_tile_rows = 12;
       t.separable_block_rows = 4;
-      t.separable_steps = 3;  // groups march down 3 tiles, the ring wrapping round
-    } else if (vector_width == 4) {  // blocks of 4x2 outputs, 8 work-items per group
+      t.separable_steps = 3;            // groups march down 3 tiles, the ring wrapping round
+      t.separable_min_tile_width = 32;  // the same tiles on every device
+    } else if (vector_width == 4) {     // blocks of 4x2 outputs, 8 work-items per group
       t.tile_height = 2;
       t.group_width = 8;
     }

@@ -18,8 +18,8 @@ struct FilterCase {
 
 int gaussian_radius(double sigma) { return (int(std::lrint(sigma * 8 + 1)) | 1) / 2; }
 
-ref::Image separable(const ref::Image& in, const std::vector<double>& kx, const std::vector<double>& ky,
-                     Border b, double bv) {
+ref::Image separable(const ref::Image& in, const std::vector<double>& kx,
+                     const std::vector<double>& ky, Border b, double bv) {
   return ref::correlate(in, ref::outer(ky, kx), int(kx.size()), int(ky.size()), b, bv);
 }
 
@@ -29,35 +29,48 @@ std::vector<FilterCase> filter_cases() {
   std::string rank1_9;
   for (size_t r = 0; r < 9; ++r) {
     rank1_9 += r ? ";" : "";
-    for (size_t c = 0; c < 9; ++c) rank1_9 += (c ? "," : "") + std::to_string(int(binom9[r] * tri9[c]));
+    for (size_t c = 0; c < 9; ++c)
+      rank1_9 += (c ? "," : "") + std::to_string(int(binom9[r] * tri9[c]));
   }
   return {
-      {"sobel", [](auto& in, Border b, double bv) {
+      {"sobel",
+       [](auto& in, Border b, double bv) {
          // magnitude over the reference's own Gx, Gy (border through correlate)
-         const auto gx = ref::correlate(in, ref::outer(ref::sobel_1d(0, 3), ref::sobel_1d(1, 3)), 3, 3, b, bv);
-         const auto gy = ref::correlate(in, ref::outer(ref::sobel_1d(1, 3), ref::sobel_1d(0, 3)), 3, 3, b, bv);
+         const auto gx =
+             ref::correlate(in, ref::outer(ref::sobel_1d(0, 3), ref::sobel_1d(1, 3)), 3, 3, b, bv);
+         const auto gy =
+             ref::correlate(in, ref::outer(ref::sobel_1d(1, 3), ref::sobel_1d(0, 3)), 3, 3, b, bv);
          ref::Image out = in;
-         for (size_t i = 0; i < out.values.size(); ++i) out.values[i] = std::hypot(gx.values[i], gy.values[i]);
+         for (size_t i = 0; i < out.values.size(); ++i)
+           out.values[i] = std::hypot(gx.values[i], gy.values[i]);
          return out;
-       }, 8},
-      {"sobel:mode=x,ksize=5,scale=0.5,delta=0.25", [](auto& in, Border b, double bv) {
+       },
+       8},
+      {"sobel:mode=x,ksize=5,scale=0.5,delta=0.25",
+       [](auto& in, Border b, double bv) {
          auto out = separable(in, ref::sobel_1d(1, 5), ref::sobel_1d(0, 5), b, bv);
          for (double& v : out.values) v = v * 0.5 + 0.25;
          return out;
-       }, 48},
-      {"sobel:mode=y,dy=2,ksize=7", [](auto& in, Border b, double bv) {
+       },
+       48},
+      {"sobel:mode=y,dy=2,ksize=7",
+       [](auto& in, Border b, double bv) {
          return separable(in, ref::sobel_1d(0, 7), ref::sobel_1d(2, 7), b, bv);
-       }, 768},
-      {"gaussian:sigma=1.5", [](auto& in, Border b, double bv) {
+       },
+       768},
+      {"gaussian:sigma=1.5",
+       [](auto& in, Border b, double bv) {
          const auto g = ref::gaussian_1d(1.5, gaussian_radius(1.5));
          return separable(in, g, g, b, bv);
        }},
-      {"gaussian:sigma_x=0.8,sigma_y=2,radius=3", [](auto& in, Border b, double bv) {
+      {"gaussian:sigma_x=0.8,sigma_y=2,radius=3",
+       [](auto& in, Border b, double bv) {
          return separable(in, ref::gaussian_1d(0.8, 3), ref::gaussian_1d(2, 3), b, bv);
        }},
       // method=fast at a sigma whose 4 boxes all have width 9 (12 sigma^2 / 4 + 1 just over 81):
       // the stacked boxes are one 33-tap kernel, applied once to the border-extended image.
-      {"gaussian:sigma=5.17,method=fast", [](auto& in, Border b, double bv) {
+      {"gaussian:sigma=5.17,method=fast",
+       [](auto& in, Border b, double bv) {
          std::vector<double> k = {1};
          for (int pass = 0; pass < 4; ++pass) {
            std::vector<double> next(k.size() + 8, 0.0);
@@ -67,20 +80,26 @@ std::vector<FilterCase> filter_cases() {
          }
          return separable(in, k, k, b, bv);
        }},
-      {"box:radius=2", [](auto& in, Border b, double bv) {
+      {"box:radius=2",
+       [](auto& in, Border b, double bv) {
          return ref::correlate(in, std::vector<double>(25, 1.0 / 25), 5, 5, b, bv);
        }},
-      {"box:size=9,normalize=false", [](auto& in, Border b, double bv) {
+      {"box:size=9,normalize=false",
+       [](auto& in, Border b, double bv) {
          return ref::correlate(in, std::vector<double>(81, 1.0), 9, 9, b, bv);
-       }, 81},
-      {"convolve:kernel=1,2,0;-1,0.5,3;0,1,-2", [mat3](auto& in, Border b, double bv) {
-         return ref::correlate(in, mat3, 3, 3, b, bv);
-       }, 10.5},
-      {"convolve:kernel=1,2,0;-1,0.5,3;0,1,-2,flip=true,delta=0.5", [mat3](auto& in, Border b, double bv) {
+       },
+       81},
+      {"convolve:kernel=1,2,0;-1,0.5,3;0,1,-2",
+       [mat3](auto& in, Border b, double bv) { return ref::correlate(in, mat3, 3, 3, b, bv); },
+       10.5},
+      {"convolve:kernel=1,2,0;-1,0.5,3;0,1,-2,flip=true,delta=0.5",
+       [mat3](auto& in, Border b, double bv) {
          const std::vector<double> flipped(mat3.rbegin(), mat3.rend());
          return ref::correlate(in, flipped, 3, 3, b, bv, 0.5);
-       }, 10.5},
-      {"convolve:kernel=" + rank1_9 + ",normalize=true", [binom9, tri9](auto& in, Border b, double bv) {
+       },
+       10.5},
+      {"convolve:kernel=" + rank1_9 + ",normalize=true",
+       [binom9, tri9](auto& in, Border b, double bv) {
          double sum = 0;
          for (double r : binom9)
            for (double c : tri9) sum += r * c;
@@ -94,15 +113,20 @@ std::vector<FilterCase> filter_cases() {
 const char* const borders[] = {"replicate", "reflect", "reflect101", "wrap", "constant"};
 
 void check_case(const FilterCase& fc, const std::string& border, const clf::Image& in) {
-  const double border_value = in.type() == clf::PixelType::u8 ? 7 : in.type() == clf::PixelType::u16 ? 300 : 0.25;
-  std::string spec = fc.spec + (fc.spec.find(':') == std::string::npos ? ":" : ",") + "border=" + border;
+  const double border_value = in.type() == clf::PixelType::u8    ? 7
+                              : in.type() == clf::PixelType::u16 ? 300
+                                                                 : 0.25;
+  std::string spec =
+      fc.spec + (fc.spec.find(':') == std::string::npos ? ":" : ",") + "border=" + border;
   if (border == "constant") spec += ",border_value=" + std::to_string(border_value);
   const clf::Tuning& t = test::device()->tuning();
   INFO(spec << " on " << in.width() << "x" << in.height() << "x" << in.channels() << " "
-            << clf::pixel_type_name(in.type()) << ", " << clf::variant_name(t.variant) << " separable rows " << t.separable_rows << " vector width "
-            << t.vector_width);
+            << clf::pixel_type_name(in.type()) << ", " << clf::variant_name(t.variant)
+            << " separable rows " << t.separable_rows << " vector width " << t.vector_width);
   const clf::Image out = test::run_chain({spec}, in);
-  test::check_matches(out, fc.reference(test::to_ref(in), ref::border_from_name(border), border_value), fc.kernel_l1);
+  test::check_matches(out,
+                      fc.reference(test::to_ref(in), ref::border_from_name(border), border_value),
+                      fc.kernel_l1);
 }
 
 }  // namespace
@@ -111,7 +135,8 @@ TEST_CASE("every filter matches the reference for every border, type, channel co
   const auto cases = filter_cases();
   for (const auto& layout : test::layouts()) {
     test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows);
-    for (auto type : {clf::PixelType::f32, clf::PixelType::u8, clf::PixelType::u16, clf::PixelType::f16})
+    for (auto type :
+         {clf::PixelType::f32, clf::PixelType::u8, clf::PixelType::u16, clf::PixelType::f16})
       for (int channels : {1, 3, 4}) {
         const clf::Image in = test::random_image(37, 23, channels, type, unsigned(channels));
         for (const auto& fc : cases)
@@ -194,10 +219,13 @@ TEST_CASE("a rank-1 matrix takes the separable path, a full-rank one does not") 
   CHECK(full.filter(0).describe().find("rank 1") == std::string::npos);
 }
 
-TEST_CASE("a full-rank 31x31 kernel matches on every layout: blocked up to radius 16, 4 vectors per item") {
+TEST_CASE(
+    "a full-rank 31x31 kernel matches on every layout: blocked up to radius 16, 4 vectors per "
+    "item") {
   std::string kernel;
   for (int r = 0; r < 31; ++r)
-    for (int c = 0; c < 31; ++c) kernel += (c ? "," : r ? ";" : "") + std::to_string((r * 13 + c * 7) % 11 - 5);
+    for (int c = 0; c < 31; ++c)
+      kernel += (c ? "," : r ? ";" : "") + std::to_string((r * 13 + c * 7) % 11 - 5);
   // 150 columns: CPUs' 4 x 16 outputs per work-item, then a partial vector and single outputs.
   const clf::Image in = test::random_image(150, 37, 2, clf::PixelType::f32, 13);
   const clf::Matrix m = clf::parse_matrix(kernel, "k");
@@ -217,7 +245,8 @@ TEST_CASE("a full-rank 31x31 kernel matches on every layout: blocked up to radiu
       CHECK_THAT(p.filter(0).describe(), Catch::Contains("direct 4 vectors of 16"));
     clf::Image out;
     p.run(in, out);
-    test::check_matches(out, ref::correlate(test::to_ref(in), m.values, 31, 31, Border::reflect), l1);
+    test::check_matches(out, ref::correlate(test::to_ref(in), m.values, 31, 31, Border::reflect),
+                        l1);
   }
 }
 
@@ -259,7 +288,8 @@ TEST_CASE("kernels past the constant-memory and local-memory limits still run") 
   for (const auto& layout : test::layouts()) {
     test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows);
     const clf::Image out = test::run_chain({"convolve:kernel=" + kernel}, in);
-    const ref::Image want = ref::correlate(test::to_ref(in), m.values, 101, 101, Border::reflect101);
+    const ref::Image want =
+        ref::correlate(test::to_ref(in), m.values, 101, 101, Border::reflect101);
     const double scale = 1e3;  // sums of ~10^4 terms: compare relative to their size
     ref::Image scaled = want;
     clf::Image got = out;
@@ -269,7 +299,8 @@ TEST_CASE("kernels past the constant-memory and local-memory limits still run") 
   }
 }
 
-TEST_CASE("the tiled single pass with radii as arguments: one program, the literal program's bits") {
+TEST_CASE(
+    "the tiled single pass with radii as arguments: one program, the literal program's bits") {
   const clf::Image in = test::random_image(70, 45, 2, clf::PixelType::f32, 31);
   test::VariantScope tiled(clf::Variant::tiled);
   auto run = [&](const std::string& spec, int arg_above, std::string* how = nullptr) {
@@ -283,8 +314,15 @@ TEST_CASE("the tiled single pass with radii as arguments: one program, the liter
     p.run(in, out);
     return out;
   };
-  for (const char* spec : {"gaussian:sigma=1.2,border=reflect", "gaussian:sigma_x=2,sigma_y=3.5,border=wrap",
-                           "box:radius=9,border=constant,border_value=0.5"}) {
+  // Every alignment of the row window (radii 5, 8, 14, 9, 11 mod 4), rows of 3 taps and of 1 (a
+  // 1x51 column).
+  std::string column = "convolve:kernel=1";
+  for (int i = 1; i < 51; ++i) column += ";" + std::to_string(i % 7 - 3);
+  for (const std::string& spec :
+       {std::string("gaussian:sigma=1.2,border=reflect"),
+        std::string("gaussian:sigma_x=2,sigma_y=3.5,border=wrap"),
+        std::string("box:radius=9,border=constant,border_value=0.5"),
+        std::string("gaussian:sigma_x=0.3,sigma_y=4,border=replicate"), column}) {
     std::string how;
     const clf::Image literal = run(spec, -1), any = run(spec, 0, &how);
     INFO(spec << ": " << how);
@@ -311,10 +349,12 @@ TEST_CASE("separable kernels run in one pass where the tuning says so, else in t
   };
   {
     test::VariantScope one_pass(clf::Variant::direct, 4, 3);
-    CHECK_THAT(describe("gaussian:sigma=1.5"), Catch::Contains("separable single pass, direct 4x3/8"));
+    CHECK_THAT(describe("gaussian:sigma=1.5"),
+               Catch::Contains("separable single pass, direct 4x3/8"));
     CHECK_THAT(describe("box:radius=8"), Catch::Contains("separable single pass"));
     CHECK_THAT(describe("box:radius=9"), Catch::Contains("separable 2-pass"));  // past the radius
-    CHECK_THAT(describe("box:radius=3"), Catch::Contains("single pass, direct 4x2/8"));  // 7x7 in 2-D
+    CHECK_THAT(describe("box:radius=3"),
+               Catch::Contains("single pass, direct 4x2/8"));  // 7x7 in 2-D
   }
   {
     // Tiled: the row results of 32 x 12 tiles stay in local memory, any radius that fits it.
@@ -322,14 +362,17 @@ TEST_CASE("separable kernels run in one pass where the tuning says so, else in t
     clf::Tuning t = test::device()->tuning();
     t.radius_arg_above = -1;  // a program per radius (GPUs' default)
     test::device()->set_tuning(t);
-    CHECK_THAT(describe("gaussian:sigma=1.5"), Catch::Contains("separable single pass, tiled 32x12/24"));
-    CHECK_THAT(describe("gaussian:sigma=20"), Catch::Contains("separable single pass, tiled 32x12/24"));
+    CHECK_THAT(describe("gaussian:sigma=1.5"),
+               Catch::Contains("separable single pass, tiled 32x12/24"));
+    CHECK_THAT(describe("gaussian:sigma=20"),
+               Catch::Contains("separable single pass, tiled 32x12/24"));
     CHECK_THAT(describe("box:radius=3"), Catch::Contains("single pass, tiled 32x"));  // 7x7 in 2-D
-    // Past radius_arg_above (CPUs' default: 12) the radii are arguments and the tile's rows a power
-    // of two: 2 rows of work-items, not 3.
+    // Past radius_arg_above (CPUs' default: 12) the radii are arguments and the tile's rows of
+    // work-items a multiple of 4, or 1 or 2: 2 rows, not 3.
     t.radius_arg_above = 12;
     test::device()->set_tuning(t);
-    CHECK_THAT(describe("gaussian:sigma=1.5"), Catch::Contains("separable single pass, tiled 32x12/24"));
+    CHECK_THAT(describe("gaussian:sigma=1.5"),
+               Catch::Contains("separable single pass, tiled 32x12/24"));
     CHECK_THAT(describe("gaussian:sigma=20"),
                Catch::Contains("separable single pass, tiled 32x8/16, radii as arguments"));
   }
@@ -343,8 +386,15 @@ TEST_CASE("separable kernels run in one pass where the tuning says so, else in t
   CHECK(clf::fit_separable_tiling(t, 48 << 10, 1024, 12).describe() == "tiled 128x64/256");
   CHECK(clf::fit_separable_tiling(t, 48 << 10, 1024, 80).describe() == "tiled 32x216/216");
   CHECK(clf::fit_separable_tiling(t, 48 << 10, 1024, 200).variant == clf::Variant::direct);
-  // 64 work-items: 128 x 16 would repeat 2.5x the row work; 32 x 64 repeats 1.375x.
-  CHECK(clf::fit_separable_tiling(t, 48 << 10, 64, 12).describe() == "tiled 32x64/64");
+  // 64 work-items: 128 x 16 would repeat 2.5x the row work; 64 x 32 repeats 1.75x.
+  CHECK(clf::fit_separable_tiling(t, 48 << 10, 64, 12).describe() == "tiled 64x32/64");
+  // Radius 180 from 32 x 256 tiles: 32 columns leave room for 16 rows (23.5x the row work); where
+  // the tuning allows 16 columns, 392 rows (1.92x).
+  t.separable_tile_width = 32;
+  t.separable_tile_rows = 256;
+  CHECK(clf::fit_separable_tiling(t, 48 << 10, 1024, 180).describe() == "tiled 32x16/16");
+  t.separable_min_tile_width = 16;
+  CHECK(clf::fit_separable_tiling(t, 48 << 10, 1024, 180).describe() == "tiled 16x392/196");
   test::VariantScope two_pass(clf::Variant::direct, 4, 0);
   CHECK_THAT(describe("gaussian:sigma=1.5"), Catch::Contains("separable 2-pass"));
 }
@@ -385,10 +435,12 @@ TEST_CASE("the FFT path matches the reference: every border, type, channel count
     CHECK_THAT(p.filter(0).describe(), Catch::Contains("FFT, 128x256 blocks"));
     clf::Image out;
     p.run(in, out);
-    test::check_matches(out, ref::correlate(test::to_ref(in), k, 7, 11, ref::border_from_name(border), bv, 0.5),
-                        l1);
+    test::check_matches(
+        out, ref::correlate(test::to_ref(in), k, 7, 11, ref::border_from_name(border), bv, 0.5),
+        l1);
   };
-  for (auto type : {clf::PixelType::f32, clf::PixelType::u8, clf::PixelType::u16, clf::PixelType::f16})
+  for (auto type :
+       {clf::PixelType::f32, clf::PixelType::u8, clf::PixelType::u16, clf::PixelType::f16})
     for (int channels : {1, 3, 4}) {
       const clf::Image in = test::random_image(37, 23, channels, type, unsigned(channels) + 40);
       const double bv = type == clf::PixelType::u8 ? 7 : type == clf::PixelType::u16 ? 300 : 0.25;
@@ -410,7 +462,8 @@ TEST_CASE("one FFT filter serves images of several widths; one program per block
     clf::Image out;
     p.run(in, out);
     INFO("width " << w);
-    test::check_matches(out, ref::correlate(test::to_ref(in), k, 5, 5, Border::reflect), l1_norm(k));
+    test::check_matches(out, ref::correlate(test::to_ref(in), k, 5, 5, Border::reflect),
+                        l1_norm(k));
   }
   // The radii are arguments: a 7x7 window of the same 128x128 blocks builds no program of its own.
   const size_t built = test::device()->programs_built();
@@ -452,8 +505,9 @@ TEST_CASE("the cost model picks FFT for large windows by the device's tuning, an
   CHECK_FALSE(clf::fft_pays(t, clf::fft_max_radius + 1, 0));
   CHECK(clf::fft_block_side(clf::fft_max_radius) == clf::fft_max_block);
   const std::vector<float> row(2 * clf::fft_max_radius + 3, 1.f);
-  CHECK_THROWS_WITH(clf::FftCorrelation(*test::device(), clf::fft_max_radius + 1, 0, row, 0, "wide"),
-                    Catch::Contains("wide: radius 1025 is past the FFT path's 1024"));
+  CHECK_THROWS_WITH(
+      clf::FftCorrelation(*test::device(), clf::fft_max_radius + 1, 0, row, 0, "wide"),
+      Catch::Contains("wide: radius 1025 is past the FFT path's 1024"));
   // A rank-1 matrix runs separably, which an FFT never beats: method=fft is refused, naming both.
   clf::Pipeline p(test::device());
   try {

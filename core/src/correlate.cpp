@@ -111,18 +111,19 @@ Tiling fit_separable_tiling(const Tuning& tuning, uint64_t local_bytes, size_t m
   const uint64_t room = local_bytes > 1024 ? local_bytes - 1024 : 0;  // 1 KiB for the runtime
   const int items = int(std::max<size_t>(1, max_items));
   // A tile repeats the row pass of its 2 ry halo rows: (rows + 2 ry) / rows of the row work.
-  // Halving the width (down to 8 float4s, 128-byte rows) leaves room for tiles twice as tall:
-  // keep the widest tile that repeats at most half the work, else the one that repeats least.
+  // Halving the width (down to separable_min_tile_width) leaves room for tiles twice as tall:
+  // keep the widest tile that at most doubles the row work, else the one that repeats least.
   Tiling best;
   double best_repeat = 0;
-  for (int lx = lx0; lx >= std::min(lx0, 8); lx /= 2) {
+  const int min_lx = std::min(lx0, std::max(1, tuning.separable_min_tile_width / 4));
+  for (int lx = lx0; lx >= min_lx; lx /= 2) {
     const uint64_t fit_rows = room / (uint64_t(lx) * 16);  // float4 row results per tile column
     if (fit_rows < uint64_t(2 * ry + th)) continue;
     const int ly = int(std::min<uint64_t>(
         {(fit_rows - 2 * ry) / th, uint64_t(rows0) * lx0 / lx / th, uint64_t(items / lx)}));
     if (ly < 1) continue;
     const double repeat = double(th * ly + 2 * ry) / (th * ly);
-    if (best.variant == Variant::tiled && (best_repeat <= 1.5 || repeat >= best_repeat)) continue;
+    if (best.variant == Variant::tiled && (best_repeat <= 2 || repeat >= best_repeat)) continue;
     best = Tiling{Variant::tiled, 4 * lx, th, lx, 4, ly};
     best_repeat = repeat;
   }
@@ -207,8 +208,8 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
     one_pass_tiling_.tile_height = tuning.separable_rows;
   } else if (two_pass_ && tuning.separable_variant == Variant::tiled) {
     one_pass_tiling_ = choose_separable_tiling(device, ry_);
-    // Radii as arguments: one program per tile shape, its rows a power of two so that the
-    // shapes are few.
+    // Radii as arguments: one program per tile shape, its rows of work-items a multiple of 4
+    // (or 1 or 2) so that the shapes are few.
     any_radius_ = tuning.radius_arg_above >= 0 && std::max(rx, ry_) > tuning.radius_arg_above;
   }
   // A tile's work-items must fit one group: registers can lower a kernel's limit below the
@@ -217,9 +218,10 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
     const Tiling& t = one_pass_tiling_;
     const bool tiled = t.variant == Variant::tiled;
     if (!tiled && !t.blocked()) break;
-    if (tiled && any_radius_)
-      while (one_pass_tiling_.group_rows & (one_pass_tiling_.group_rows - 1))
-        --one_pass_tiling_.group_rows;
+    if (tiled && any_radius_) {
+      int& rows = one_pass_tiling_.group_rows;
+      rows = rows >= 4 ? rows / 4 * 4 : std::min(rows, 2);
+    }
     const std::string radii = tiled && any_radius_
                                   ? "-D RX=rx -D RY=ry -D CLF_SEPARABLE_ANY"
                                   : "-D RX=" + std::to_string(rx) + " -D RY=" + std::to_string(ry_);

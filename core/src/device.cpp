@@ -132,9 +132,15 @@ Tuning default_tuning(const DeviceInfo& info) {
     tuning.separable_tile_width = 32;
     tuning.separable_tile_rows = 256;
     tuning.separable_block_rows = 8;
-    // The tiled pass keeps a program per radius (radius_arg_above -1): with the radii as
-    // arguments it builds once (a cold sigma 21 process 2.4 s against 17.1 s) but runs 2.4x
-    // slower (sigma 20 3.84 against 1.59 ms), and built programs are kept on disk.
+    // 16-column tiles where 32 would more than double the row work: sigma 45's 360 halo rows
+    // leave 32-column tiles 16 rows in NVIDIA's 48 KiB (12.7 ms), 16-column ones 392 (4.9 ms).
+    tuning.separable_min_tile_width = 16;
+    // The tiled pass takes radii past 32 as arguments: one program per tile shape, where a radius
+    // of its own costs a cold build of 7 s at radius 32 (sigma 8) and 20 s at 84 (sigma 21),
+    // against 2.8-3.0 s. H100, 8192^2 f32, arguments / literal ms: sigma 4 0.516 / 0.357,
+    // sigma 8 0.789 / 0.632, box r30 0.787 / 0.591, sigma 20 1.686 / 1.595, sigma 30
+    // 2.931 / 2.859, sigma 45 4.324 / 4.900, sigma 60 5.832 / 7.425 (docs/PERFORMANCE.md).
+    tuning.radius_arg_above = 32;
     // 2-D windows by FFT from 25x25 (fft_pays). H100, 8192^2 f32, random windows, direct / FFT:
     // 15x15 1.96 / 2.74 ms, 21x21 1.86 / 2.24, 31x31 3.64 / 2.23, 41x41 33.1 / 2.51 (past the
     // blocked radius), 63x63 78.7 / 2.51; one FFT unit costs what 27-29 direct taps do there.

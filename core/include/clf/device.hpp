@@ -56,10 +56,12 @@ struct Tuning {
   // tiled = one pass whose row results stay in __local for the column pass, in tiles of
   // separable_tile_width columns, at most separable_tile_rows rows and separable_block_rows
   // output rows per work-item (narrowed and shortened until they fit local memory; two passes
-  // where none does). Each group marches down separable_steps tiles, computing the halo's row
-  // results once for all of them (0: chosen per launch from the radius and the device).
+  // where none does; never narrower than separable_min_tile_width columns). Each group marches
+  // down separable_steps tiles, computing the halo's row results once for all of them (0: chosen
+  // per launch from the radius and the device).
   Variant separable_variant = Variant::direct;
   int separable_tile_width = 64, separable_tile_rows = 128, separable_block_rows = 8;
+  int separable_min_tile_width = 32;
   int separable_steps = 0;
   // 2-D windows by FFT (clf::fft_pays): the direct taps that cost as much as one unit of FFT work
   // (clf::fft_cost) on this device; 0 = never chosen on its own (method=fft still forces it).
