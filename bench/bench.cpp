@@ -283,6 +283,7 @@ int main(int argc, char** argv) try {
   int batch = 0, jobs_per_device = 2, separable_rows = -1;
   // --separable-tile: 0 = the device's tuning
   int tile_w = 0, tile_rows = 0, block_rows = 0, tile_steps = 0, tile_min_w = 0;
+  int fused_boxes = -1;                   // --box-passes fused|separate: -1 = the device's tuning
   int blocked_max_radius = -1;            // -1 = the device's tuning
   int tall_block_rows = 0;                // --tall-block-rows: 0 = the device's tuning
   int blocked_rows = 0, group_width = 0;  // --block-rows, --group-width: 0 = the device's tuning
@@ -346,6 +347,11 @@ int main(int argc, char** argv) try {
           tile_w < 4 || tile_rows < 1 || block_rows < 1 || tile_steps < 0)
         throw clf::Error(clf::ErrorKind::usage,
                          "--separable-tile expects WxRxTH[xSTEPS], e.g. 64x128x8 or 32x256x8x4");
+    } else if (a == "--box-passes") {  // the fast Gaussian's boxes: one launch per axis or each
+      const std::string v = next();
+      if (v != "fused" && v != "separate")
+        throw clf::Error(clf::ErrorKind::usage, "--box-passes expects fused or separate");
+      fused_boxes = v == "fused";
     } else if (a == "--separable-min-width")  // the narrowest tile the fit may take, columns
       tile_min_w = std::max(4, std::stoi(next()));
     else if (a == "-h" || a == "--help") {
@@ -356,7 +362,7 @@ int main(int argc, char** argv) try {
              "FILE]\n"
              "                      [--strip-rows N] [--slots N] [--pageable] [--scale] [--smoke]\n"
              "                      [--separable-rows N] [--separable-tile WxRxTH[xSTEPS]]\n"
-             "                      [--separable-min-width N]\n"
+             "                      [--separable-min-width N] [--box-passes fused|separate]\n"
              "                      [--blocked-max-radius N] [--vectors N,MIN_TAPS]\n"
              "                      [--radius-arg-above R] [--tall-block-rows N] [--block-rows N]\n"
              "                      [--group-width N]\n"
@@ -461,6 +467,7 @@ int main(int argc, char** argv) try {
       t.separable_steps = tile_steps;
     }
     if (tile_min_w > 0) t.separable_min_tile_width = tile_min_w;
+    if (fused_boxes >= 0) t.fused_box_passes = fused_boxes == 1;
     device->set_tuning(t);
   }
   const clf::Tuning base = device->tuning();

@@ -195,6 +195,33 @@ TEST_CASE("gaussian method=fast stays within its stated bound of the exact blur,
                     Catch::Contains("method=fast takes none"));
 }
 
+TEST_CASE("gaussian method=fast: the boxes of an axis in one launch give the box passes' bits") {
+  // u8 pixels: every box sum is exact in double, so the results cannot depend on where a run of
+  // sums begins (a strip, a segment), and the fused launch must give each pass's bits. 300 x 200:
+  // enough columns for one launch per axis on a CPU device (fewer fall back to a launch per box).
+  const clf::Image in = test::random_image(300, 200, 2, clf::PixelType::u8, 12);
+  for (const char* spec : {"gaussian:sigma=5.5,method=fast,border=reflect101",
+                           "gaussian:sigma_x=20,sigma_y=7,method=fast,border=wrap",
+                           "gaussian:sigma=12,method=fast,border=constant,border_value=0.25"}) {
+    clf::Tuning t = test::device()->tuning();
+    const clf::Tuning saved = t;
+    auto run = [&](bool fused) {
+      t.fused_box_passes = fused;
+      test::device()->set_tuning(t);
+      clf::Pipeline p(test::device());
+      p.add(test::registry(), spec);
+      CHECK((p.filter(0).describe().find("one launch each") != std::string::npos) == fused);
+      clf::Image out;
+      p.run(in, out);
+      return out;
+    };
+    const clf::Image fused = run(true), passes = run(false);
+    test::device()->set_tuning(saved);
+    INFO(spec);
+    CHECK(test::identical(fused, passes));
+  }
+}
+
 TEST_CASE("every variant gives the same answer") {
   const clf::Image in = test::random_image(300, 41, 3, clf::PixelType::f32, 9);
   for (const auto& fc : filter_cases()) {

@@ -93,11 +93,20 @@ class FastGaussian : public Filter {
     const cl::Program program = device.build("box_passes.cl", blur_box_passes_cl,
                                              " -D VW=" + std::to_string(vw_), Helpers::stage);
     pass_ = cl::Kernel(program, "box_pass");
+    stack_ = cl::Kernel(program, "box_stack");
+    compute_units_ = uint64_t(std::max(1, device.info().compute_units));
+    // One launch per axis where the rings of 64 columns fit 3/4 of local memory: larger rings
+    // leave fewer groups per compute unit. H100 (48 KiB), one launch / one per box: sigma 20 (27
+    // KiB) 2.19 / 2.89 ms, sigma 30 (41 KiB) 3.07 / 2.96 (docs/PERFORMANCE.md).
+    fused_ = device.tuning().fused_box_passes && 64 * std::max(ring_bytes(rx_), ring_bytes(ry_)) <=
+                                                     device.info().local_mem_bytes / 4 * 3;
     plain_ = device.info().is_cpu;
     transpose_ = cl::Kernel(program, plain_ ? "box_transpose_plain" : "box_transpose");
-    char text[160];
-    std::snprintf(text, sizeof text, ", fast: %d box passes per axis (sigma %.2fx%.2f), halo %dx%d",
-                  box_passes, stacked_sigma(rx_), stacked_sigma(ry_), sum(rx_), sum(ry_));
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  ", fast: %d box passes per axis%s (sigma %.2fx%.2f), halo %dx%d", box_passes,
+                  fused_ ? " (one launch each where strips allow)" : "", stacked_sigma(rx_),
+                  stacked_sigma(ry_), sum(rx_), sum(ry_));
     what_ += text;
   }
   Halo halo() const override { return {sum(rx_), sum(ry_)}; }
@@ -106,22 +115,37 @@ class FastGaussian : public Filter {
   std::string describe() const override { return what_; }
   void enqueue(Stage& stage) override {
     const int hx = sum(rx_), width = stage.width(), rows = stage.rows();
+    // Columns over every halo column (the row passes read them), then rows as columns of the
+    // transposed temps. Each axis takes one launch (box_stack) where that has the work-items to
+    // run well, else one launch per box, its rows shrinking by the box's radius each time.
     const Plane* src = &stage.input();
-    int left = sum(ry_), t = 0;
-    for (int r : ry_) {  // columns: every halo column, rows shrinking to [0, rows)
-      left -= r;
-      pass(stage, *src, stage.temp(t), -hx, -left, width + 2 * hx, rows + 2 * left, r);
-      src = &stage.temp(t);
-      t ^= 1;
+    int t = 0;
+    if (const int seg = stack_segment(width + 2 * hx, rows, ry_)) {
+      stack(stage, *src, stage.temp(0), -hx, width + 2 * hx, rows, ry_, seg);
+      src = &stage.temp(0);
+      t = 1;
+    } else {
+      int left = sum(ry_);
+      for (int r : ry_) {
+        left -= r;
+        pass(stage, *src, stage.temp(t), -hx, -left, width + 2 * hx, rows + 2 * left, r);
+        src = &stage.temp(t);
+        t ^= 1;
+      }
     }
     // Transposed: row x holds column x, for x in [-hx, width + hx).
     const Plane flipped[2] = {transposed(stage, 0), transposed(stage, 1)};
     transpose(stage, *src, flipped[t], -hx, 0, width + 2 * hx, rows);
-    left = hx;
-    for (int r : rx_) {  // rows, as columns of the transposed planes: shrinking to [0, width)
-      left -= r;
-      pass(stage, flipped[t], flipped[t ^ 1], 0, -left, rows, width + 2 * left, r);
+    if (const int seg = stack_segment(rows, width, rx_)) {
+      stack(stage, flipped[t], flipped[t ^ 1], 0, rows, width, rx_, seg);
       t ^= 1;
+    } else {
+      int left = hx;
+      for (int r : rx_) {
+        left -= r;
+        pass(stage, flipped[t], flipped[t ^ 1], 0, -left, rows, width + 2 * left, r);
+        t ^= 1;
+      }
     }
     transpose(stage, flipped[t], stage.output(), 0, 0, rows, width);
   }
@@ -152,6 +176,38 @@ class FastGaussian : public Filter {
                              size_t((h + seg - 1) / seg), size_t(stage.channels())),
                  cl::NDRange(64, 1, 1), "box_pass");
   }
+  static_assert(box_passes == 4, "box_stack takes 4 radii");
+  // The segment box_stack would run an axis in, over w columns of h outputs, or 0 where one
+  // launch per box is the better choice. Segments of 8 R rows (R the radii's sum) repeat at most
+  // 1/4 of the work for the 2R window rows each reads first; shorter ones, down to 2R, give the
+  // device more work-items. A launch with fewer than 160 work-items per compute unit is
+  // latency-bound: H100, the streamed strips of sigma 8 (24.7 thousand) ran faster in one launch,
+  // those of sigma 20 (16.6 thousand) slower (docs/PERFORMANCE.md).
+  int stack_segment(int w, int h, const std::vector<int>& radii) const {
+    if (!fused_) return 0;
+    const int total = sum(radii);
+    int seg = std::max(64, 8 * total);
+    auto items = [&] { return uint64_t(w) * uint64_t((h + seg - 1) / seg); };
+    while (seg > std::max(32, 2 * total) && items() < 512 * compute_units_) seg /= 2;
+    return items() >= 160 * compute_units_ ? seg : 0;
+  }
+  // All boxes of one axis in one launch (box_stack) over columns [x0, x0 + w) x rows [0, h), in
+  // groups of 64 columns (the constructor checked that their rings fit local memory).
+  void stack(const Stage& stage, const Plane& src, const Plane& dst, int x0, int w, int h,
+             const std::vector<int>& radii, int seg) {
+    const size_t group = 64;
+    KernelArgs(stack_) << src << dst << x0 << 0 << w << h
+                       << cl_int4{{radii[0], radii[1], radii[2], radii[3]}} << seg
+                       << cl::Local(group * ring_bytes(radii));
+    stage.launch(stack_,
+                 cl::NDRange((size_t(w) + group - 1) / group * group, size_t((h + seg - 1) / seg),
+                             size_t(stage.channels())),
+                 cl::NDRange(group, 1, 1), "box_stack");
+  }
+  // box_stack's rings for one column: the last 2 r + 1 inputs of each box after the first.
+  static uint64_t ring_bytes(const std::vector<int>& radii) {
+    return uint64_t(2 * (sum(radii) - radii[0]) + 3) * sizeof(float);
+  }
   void transpose(const Stage& stage, const Plane& src, const Plane& dst, int x0, int y0, int w,
                  int h) {
     KernelArgs(transpose_) << src << dst << x0 << y0 << w << h;
@@ -166,7 +222,9 @@ class FastGaussian : public Filter {
   std::vector<int> rx_, ry_;
   Border border_;
   std::string what_;
-  cl::Kernel pass_, transpose_;
+  cl::Kernel pass_, stack_, transpose_;
+  bool fused_ = false;  // Tuning::fused_box_passes, where 64 columns' rings fit
+  uint64_t compute_units_ = 1;
   int vw_ = 1;          // columns per work-item in a pass
   bool plain_ = false;  // transposes without local memory (CPUs)
 };

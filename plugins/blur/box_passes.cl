@@ -62,6 +62,63 @@ __kernel void box_pass(CLF_PLANE_IN(src), CLF_PLANE(dst), int x0, int y0, int w,
   }
 }
 
+// All box passes of one axis in one launch: the same sums as box_pass run once per radius, with
+// each box's output fed straight into the next box's running sum, so the plane is read and written
+// once, not once per box. radii.s0 .. s3: the boxes in order (box_pass's order). Each work-item
+// runs `seg` outputs of one column [y_begin, y_end) from the 2R input rows around them (R the
+// radii's sum): at step i it reads input row y_begin - R + i; box k adds its input, takes off the
+// value that left its window 2 r_k + 1 steps earlier, and from step 2 (r_1 + .. + r_k) on passes
+// its mean, rounded to float as box_pass stores it, to box k + 1. Box 1 reads its leaving value
+// from src again; boxes 2 .. 4 keep their last 2 r_k + 1 inputs in rings in __local (`rings`,
+// one column per work-item: get_local_size(0) x (2 r_2 + 2 r_3 + 2 r_4 + 3) floats). Where the
+// sums are exact (see above), the bits are box_pass's.
+#define BOX_STAGE(K, RK, RING, SLOT)                                                      \
+  {                                                                                       \
+    const int j = i - first_##K;                                                          \
+    const float leaving = j > 2 * RK ? RING[SLOT * gw] : 0.f;                             \
+    RING[SLOT * gw] = f;                                                                  \
+    SLOT = SLOT == 2 * RK ? 0 : SLOT + 1;                                                 \
+    sum##K += j > 2 * RK ? (BOX_SUM)f - (BOX_SUM)leaving : (BOX_SUM)f;                    \
+    if (j < 2 * RK) continue;                                                             \
+    f = (float)(sum##K * scale##K);                                                       \
+  }
+__kernel void box_stack(CLF_PLANE_IN(src), CLF_PLANE(dst), int x0, int y0, int w, int h,
+                        int4 radii, int seg, __local float* rings) {
+  const int gw = get_local_size(0);
+  const int x = x0 + (int)get_global_id(0), y_begin = y0 + (int)get_global_id(1) * seg;
+  const int c = get_global_id(2);
+  if (x >= x0 + w || y_begin >= y0 + h) return;  // no barrier below
+  const int y_end = min(y_begin + seg, y0 + h);
+  const int r1 = radii.s0, r2 = radii.s1, r3 = radii.s2, r4 = radii.s3;
+  const int big_r = r1 + r2 + r3 + r4;
+  const BOX_SUM scale1 = (BOX_SUM)1 / (BOX_SUM)(2 * r1 + 1);
+  const BOX_SUM scale2 = (BOX_SUM)1 / (BOX_SUM)(2 * r2 + 1);
+  const BOX_SUM scale3 = (BOX_SUM)1 / (BOX_SUM)(2 * r3 + 1);
+  const BOX_SUM scale4 = (BOX_SUM)1 / (BOX_SUM)(2 * r4 + 1);
+  // Box k's first input comes at step first_k.
+  const int first_2 = 2 * r1, first_3 = first_2 + 2 * r2, first_4 = first_3 + 2 * r3;
+  __local float* ring2 = rings + get_local_id(0);
+  __local float* ring3 = ring2 + (2 * r2 + 1) * gw;
+  __local float* ring4 = ring3 + (2 * r3 + 1) * gw;
+  int slot2 = 0, slot3 = 0, slot4 = 0;
+  BOX_SUM sum1 = 0, sum2 = 0, sum3 = 0, sum4 = 0;
+  const __global float* s = src + src_origin + c * src_plane + x + (y_begin - big_r) * src_pitch;
+  __global float* d = dst + dst_origin + c * dst_plane + x + y_begin * dst_pitch;
+  const int steps = y_end - y_begin + 2 * big_r;
+  for (int i = 0; i < steps; ++i) {
+    if (i > 2 * r1)
+      sum1 += box_load1(s + i * src_pitch) - box_load1(s + (i - 2 * r1 - 1) * src_pitch);
+    else
+      sum1 += box_load1(s + i * src_pitch);
+    if (i < 2 * r1) continue;
+    float f = (float)(sum1 * scale1);
+    BOX_STAGE(2, r2, ring2, slot2)
+    BOX_STAGE(3, r3, ring3, slot3)
+    BOX_STAGE(4, r4, ring4, slot4)
+    d[(i - 2 * big_r) * dst_pitch] = f;
+  }
+}
+
 // dst(row x, column y) = src(row y, column x) over x in [x0, x0 + w), y in [y0, y0 + h): the row
 // passes run as column passes over the transposed plane, so every pass reads and writes whole
 // cache lines. 32 x 32 blocks through local memory (one column of padding against bank

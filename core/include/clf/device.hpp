@@ -66,6 +66,9 @@ struct Tuning {
   // 2-D windows by FFT (clf::fft_pays): the direct taps that cost as much as one unit of FFT work
   // (clf::fft_cost) on this device; 0 = never chosen on its own (method=fft still forces it).
   double fft_tap_cost = 0;
+  // The Gaussian's method=fast: all box passes of an axis in one launch, each box's running sum
+  // fed by the one before through __local delay lines (false: one launch per box).
+  bool fused_box_passes = false;
 };
 const char* variant_name(Variant variant);
 
