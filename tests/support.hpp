@@ -171,6 +171,25 @@ inline clf::Image run_chain(const std::vector<std::string>& specs, const clf::Im
 
 // Sets the device's kernel variant (and for direct, the outputs per work-item; 0 keeps the
 // device's default) for the scope of a test.
+// A full-rank w x h kernel of small integers (exact in float), as convolve's kernel=; its values
+// in `values`.
+inline std::string full_rank_kernel(int w, int h, std::vector<double>& values) {
+  std::string text;
+  values.clear();
+  for (int r = 0; r < h; ++r)
+    for (int c = 0; c < w; ++c) {
+      const int v = (r * 13 + c * 7 + r * c) % 11 - 5;
+      values.push_back(v);
+      text += (c ? "," : r ? ";" : "") + std::to_string(v);
+    }
+  return text;
+}
+inline double l1_norm(const std::vector<double>& values) {
+  double l1 = 0;
+  for (double v : values) l1 += std::abs(v);
+  return l1;
+}
+
 struct VariantScope {
   clf::Tuning saved;
   explicit VariantScope(clf::Variant v, int vector_width = 0, int separable_rows = -1)

@@ -426,32 +426,12 @@ TEST_CASE("separable kernels run in one pass where the tuning says so, else in t
   CHECK_THAT(describe("gaussian:sigma=1.5"), Catch::Contains("separable 2-pass"));
 }
 
-namespace {
-// A full-rank w x h kernel of small integers (exact in float), as convolve's kernel=.
-std::string full_rank_kernel(int w, int h, std::vector<double>& values) {
-  std::string text;
-  values.clear();
-  for (int r = 0; r < h; ++r)
-    for (int c = 0; c < w; ++c) {
-      const int v = (r * 13 + c * 7 + r * c) % 11 - 5;
-      values.push_back(v);
-      text += (c ? "," : r ? ";" : "") + std::to_string(v);
-    }
-  return text;
-}
-double l1_norm(const std::vector<double>& values) {
-  double l1 = 0;
-  for (double v : values) l1 += std::abs(v);
-  return l1;
-}
-}  // namespace
-
 TEST_CASE("the FFT path matches the reference: every border, type, channel count, odd sizes") {
   // 7 wide x 11 tall: blocks of 128 x 256 (121 x 246 outputs each), so the 300 x 260 image takes
   // 3 x 2 blocks, and 1000 columns 9 blocks a row.
   std::vector<double> k;
-  const std::string kernel = full_rank_kernel(7, 11, k);
-  const double l1 = l1_norm(k);
+  const std::string kernel = test::full_rank_kernel(7, 11, k);
+  const double l1 = test::l1_norm(k);
   auto check = [&](const clf::Image& in, const std::string& border, double bv) {
     std::string spec = "convolve:kernel=" + kernel + ",method=fft,delta=0.5,border=" + border;
     if (border == "constant") spec += ",border_value=" + std::to_string(bv);
@@ -481,7 +461,7 @@ TEST_CASE("the FFT path matches the reference: every border, type, channel count
 
 TEST_CASE("one FFT filter serves images of several widths; one program per block size") {
   std::vector<double> k;
-  const std::string kernel = full_rank_kernel(5, 5, k);
+  const std::string kernel = test::full_rank_kernel(5, 5, k);
   clf::Pipeline p(test::device());
   p.add(test::registry(), "convolve:kernel=" + kernel + ",method=fft,border=reflect");
   for (int w : {130, 20, 260, 130}) {
@@ -490,12 +470,12 @@ TEST_CASE("one FFT filter serves images of several widths; one program per block
     p.run(in, out);
     INFO("width " << w);
     test::check_matches(out, ref::correlate(test::to_ref(in), k, 5, 5, Border::reflect),
-                        l1_norm(k));
+                        test::l1_norm(k));
   }
   // The radii are arguments: a 7x7 window of the same 128x128 blocks builds no program of its own.
   const size_t built = test::device()->programs_built();
   clf::Pipeline seven(test::device());
-  seven.add(test::registry(), "convolve:kernel=" + full_rank_kernel(7, 7, k) + ",method=fft");
+  seven.add(test::registry(), "convolve:kernel=" + test::full_rank_kernel(7, 7, k) + ",method=fft");
   CHECK_THAT(seven.filter(0).describe(), Catch::Contains("FFT, 128x128 blocks"));
   CHECK(test::device()->programs_built() == built);
 }
@@ -507,7 +487,8 @@ TEST_CASE("the cost model picks FFT for large windows by the device's tuning, an
   } restore;
   const clf::Tuning saved = restore.saved;
   std::vector<double> k;
-  const std::string small = full_rank_kernel(5, 5, k), large = full_rank_kernel(41, 41, k);
+  const std::string small = test::full_rank_kernel(5, 5, k),
+                    large = test::full_rank_kernel(41, 41, k);
   auto describe = [&](const std::string& kernel, const char* method = "auto") {
     clf::Pipeline p(test::device());
     p.add(test::registry(), "convolve:kernel=" + kernel + ",method=" + method);

@@ -1,7 +1,7 @@
 // Streaming: strips, slots and queues never change a bit of the result; the device-memory budget
 // holds; allocation failures shrink the strips; the trace has every command on its queue's track.
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -21,7 +21,8 @@ TEST_CASE("streamed output equals whole-image output for any strip height, slot 
   const std::vector<std::vector<std::string>> chains = {
       {"box:radius=3"},
       {"gaussian:sigma=1.2", "sobel"},
-      {"gaussian:sigma=2,border=reflect", "sobel:mode=y,border=replicate", "box:radius=1,border=constant,border_value=0.5"},
+      {"gaussian:sigma=2,border=reflect", "sobel:mode=y,border=replicate",
+       "box:radius=1,border=constant,border_value=0.5"},
       {"convolve:kernel=1,0,-1;2,0,-2;1,0,-1,border=reflect", "box:radius=4,border=reflect101"},
       {"box:radius=2,border=wrap", "sobel"},
       {"gaussian:sigma=6,method=fast,border=reflect", "sobel"},  // box passes over temp planes
@@ -42,8 +43,8 @@ TEST_CASE("streamed output equals whole-image output for any strip height, slot 
           o.strip_rows = rows;
           o.slots = slots;
           o.zero_copy = zero_copy;
-          INFO("chain of " << chain.size() << " starting " << chain[0] << ", strip rows " << rows << ", slots "
-                           << slots << ", zero copy " << zero_copy);
+          INFO("chain of " << chain.size() << " starting " << chain[0] << ", strip rows " << rows
+                           << ", slots " << slots << ", zero copy " << zero_copy);
           REQUIRE(test::identical(test::run_chain(chain, in, o), expect));
         }
   }
@@ -51,7 +52,8 @@ TEST_CASE("streamed output equals whole-image output for any strip height, slot 
 
 TEST_CASE("every kernel layout streams bit-identically, the tiled single pass included") {
   const clf::Image in = test::random_image(61, 47, 2, clf::PixelType::f32, 23);
-  const std::vector<std::string> chain = {"gaussian:sigma=2.5,border=reflect", "box:radius=5,border=wrap",
+  const std::vector<std::string> chain = {"gaussian:sigma=2.5,border=reflect",
+                                          "box:radius=5,border=wrap",
                                           "convolve:kernel=1,2,1;0,0,0;-1,-2,-1"};
   for (const auto& layout : test::layouts()) {
     test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows);
@@ -67,19 +69,15 @@ TEST_CASE("every kernel layout streams bit-identically, the tiled single pass in
   }
 }
 
-TEST_CASE("the FFT path streams its whole-image bits in its own strips, and matches in any others") {
+TEST_CASE(
+    "the FFT path streams its whole-image bits in its own strips, and matches in any others") {
   // A 9x9 full-rank window: 128 x 128 blocks of 120 x 120 outputs, 4 block rows in 400.
-  std::string kernel;
   std::vector<double> k;
-  for (int r = 0; r < 9; ++r)
-    for (int c = 0; c < 9; ++c) {
-      k.push_back((r * 5 + c * 3 + r * c) % 7 - 3);
-      kernel += (c ? "," : r ? ";" : "") + std::to_string(int(k.back()));
-    }
-  double l1 = 0;
-  for (double v : k) l1 += std::abs(v);
+  const std::string kernel = test::full_rank_kernel(9, 9, k);
+  const double l1 = test::l1_norm(k);
   const clf::Image in = test::random_image(150, 400, 3, clf::PixelType::f32, 29);
-  const std::vector<std::string> chain = {"convolve:kernel=" + kernel + ",method=fft,border=reflect"};
+  const std::vector<std::string> chain = {"convolve:kernel=" + kernel +
+                                          ",method=fft,border=reflect"};
   const clf::Image expect = whole(chain, in);
   clf::RunStats stats;
   clf::RunOptions own;
@@ -148,7 +146,8 @@ TEST_CASE("an allocation failure leads to smaller strips and a correct result") 
   clf::RunOptions o;
   o.strip_rows = 256;
   auto device = test::device();
-  clf::detail::DeviceTesting::set_alloc_limit(*device, device->bytes_in_use() + 2 * 1024 * 1024);  // fits 64-row strips, not 256
+  clf::detail::DeviceTesting::set_alloc_limit(
+      *device, device->bytes_in_use() + 2 * 1024 * 1024);  // fits 64-row strips, not 256
   clf::RunStats stats;
   clf::Image out;
   try {
@@ -164,12 +163,14 @@ TEST_CASE("an allocation failure leads to smaller strips and a correct result") 
   CHECK(test::identical(out, expect));
 }
 
-TEST_CASE("the trace has begin/end events for every command on upload, compute and download tracks") {
+TEST_CASE(
+    "the trace has begin/end events for every command on upload, compute and download tracks") {
   const clf::Image in = test::random_image(200, 100, 1, clf::PixelType::f32, 2);
   clf::RunOptions o;
   o.profile = true;
   o.strip_rows = 25;
-  o.zero_copy = false;  // CPU devices would otherwise read the image in place: no transfers to trace
+  o.zero_copy =
+      false;  // CPU devices would otherwise read the image in place: no transfers to trace
   clf::RunStats stats;
   test::run_chain({"box"}, in, o, &stats);
   CHECK(stats.profiled);
@@ -240,7 +241,8 @@ TEST_CASE("pinned images stream straight from and to their memory with the same 
   CHECK(test::identical(copy, pinned_out));
 }
 
-TEST_CASE("rows shared by neighbouring strips cross the bus once: the unpack reads them on the device") {
+TEST_CASE(
+    "rows shared by neighbouring strips cross the bus once: the unpack reads them on the device") {
   const clf::Image in = test::random_image(64, 100, 2, clf::PixelType::u8, 21);
   const clf::Image expect = test::run_chain({"gaussian:sigma=3"}, in);  // radius 12
   for (int rows : {5, 8, 30}) {
@@ -276,23 +278,30 @@ class StrictRows final : public clf::RowSource, public clf::RowSink {
  public:
   StrictRows(const clf::Image& in, clf::Image& out, bool second_reader = true)
       : in_(in), out_(out), second_(second_reader) {}
-  clf::ImageShape shape() const override { return {in_.width(), in_.height(), in_.channels(), in_.type()}; }
+  clf::ImageShape shape() const override {
+    return {in_.width(), in_.height(), in_.channels(), in_.type()};
+  }
   // A wrap chain's far rows; without one, such a chain runs as one strip with the border rule.
   std::unique_ptr<clf::RowSource> second_reader() const override {
     return second_ ? std::make_unique<StrictRows>(in_, out_, false) : nullptr;
   }
   void discard_before(int row) override {
-    if (row < discarded_) broken = "discard point went back from " + std::to_string(discarded_) + " to " + std::to_string(row);
+    if (row < discarded_)
+      broken = "discard point went back from " + std::to_string(discarded_) + " to " +
+               std::to_string(row);
     discarded_ = row;
   }
   void read(int begin, int end, std::byte* rows) override {
-    if (begin < discarded_) broken = "read from " + std::to_string(begin) + " after discarding to " + std::to_string(discarded_);
+    if (begin < discarded_)
+      broken = "read from " + std::to_string(begin) + " after discarding to " +
+               std::to_string(discarded_);
     read_end_ = std::max(read_end_, end);
     max_kept = std::max(max_kept, read_end_ - discarded_);
     std::memcpy(rows, in_.row(begin), in_.row_bytes() * size_t(end - begin));
   }
   void write(int begin, int end, const std::byte* rows) override {
-    if (begin != written_) broken = "wrote rows from " + std::to_string(begin) + " after " + std::to_string(written_);
+    if (begin != written_)
+      broken = "wrote rows from " + std::to_string(begin) + " after " + std::to_string(written_);
     written_ = end;
     std::memcpy(out_.row(begin), rows, out_.row_bytes() * size_t(end - begin));
   }
@@ -307,12 +316,15 @@ class StrictRows final : public clf::RowSource, public clf::RowSink {
 };
 }  // namespace
 
-TEST_CASE("a row source and sink stream the bytes of a whole-image run, reading forward with a bounded window") {
+TEST_CASE(
+    "a row source and sink stream the bytes of a whole-image run, reading forward with a bounded "
+    "window") {
   const clf::Image in = test::random_image(53, 71, 2, clf::PixelType::u16, 33);
   const std::vector<std::vector<std::string>> chains = {
       {"gaussian:sigma=1.5,border=reflect"},
       {"box:radius=2,border=constant,border_value=9", "sobel:border=replicate"},
-      {"convolve:kernel=1,2,1;0,0,0;-1,-2,-1", "gaussian:sigma=1,border=reflect101", "box:radius=1"},
+      {"convolve:kernel=1,2,1;0,0,0;-1,-2,-1", "gaussian:sigma=1,border=reflect101",
+       "box:radius=1"},
       {"box:radius=1,border=wrap"},
       {"gaussian:sigma=1,border=wrap", "sobel:mode=x,border=wrap", "box:radius=2,border=wrap"},
   };
@@ -337,7 +349,8 @@ TEST_CASE("a row source and sink stream the bytes of a whole-image run, reading 
         clf::RunOptions o;
         o.strip_rows = rows;
         o.slots = slots;
-        o.device_halo_copy_bytes = (rows + slots) % 2 ? 0 : uint64_t(1) << 40;  // shared rows on and off
+        o.device_halo_copy_bytes =
+            (rows + slots) % 2 ? 0 : uint64_t(1) << 40;  // shared rows on and off
         p.run(rows_io, rows_io, o);
         CHECK(rows_io.broken.empty());
         INFO(rows_io.broken);
@@ -384,5 +397,6 @@ TEST_CASE("one image's strips spread over two devices give the one-device bytes,
   clf::Pipeline by_hand({test::device(), second});
   const auto box = test::registry().get("box");
   auto filter = box->create(clf::validate_params("box", box->params(), {}), *test::device());
-  CHECK_THROWS_WITH(by_hand.add(std::move(filter)), Catch::Contains("runs on one device; this pipeline has 2"));
+  CHECK_THROWS_WITH(by_hand.add(std::move(filter)),
+                    Catch::Contains("runs on one device; this pipeline has 2"));
 }

@@ -75,11 +75,14 @@ struct FftCorrelation::Impl {
   int rx, ry, bx, by, vx, vy, row;
   float delta;
   std::string name;
+  // Launch and span names for profiles and traces: name + _fft_gather, _fft_forward, ...
+  std::string gather_name, forward_name, multiply_name, inverse_name, scatter_name;
   std::vector<float> weights;
   cl::Kernel gather, multiply, scatter;
   // The plan: `batch` blocks a launch, made for launches of `planned_for` (a block row).
   int batch = 0, planned_for = 0;
   DeviceBuffer blocks, window;
+  bool spectrum_ready = false;  // `window` holds the window's spectrum
   cl_device_id device_id = nullptr;
   cl_context context = nullptr;
   cl_mem blocks_mem = nullptr;
@@ -124,6 +127,7 @@ void FftCorrelation::Impl::plan(const cl::CommandQueue& queue, int want) {
   vkfft_check(initializeVkFFT(&app, config), "initializeVkFFT", name);
   batch = count;
   planned_for = want;
+  if (spectrum_ready) return;  // it depends on the block only: made by the first plan, then kept
   // The window's spectrum: the correlation is a convolution with the window turned 180 degrees,
   // weight (i, j) at (rx - i, ry - j) modulo the block; transformed as block 0, then kept.
   std::vector<float> image(block_floats(), 0.f);
@@ -136,6 +140,8 @@ void FftCorrelation::Impl::plan(const cl::CommandQueue& queue, int want) {
   transform(queue(), -1);
   cl_check(queue.enqueueCopyBuffer(blocks.get(), window.get(), 0, 0, block_bytes),
            "clEnqueueCopyBuffer", name + " FFT window");
+  std::vector<float>().swap(weights);  // the spectrum is all that is needed from now on
+  spectrum_ready = true;
 }
 
 void FftCorrelation::Impl::transform(cl_command_queue queue, int direction) {
@@ -166,6 +172,11 @@ FftCorrelation::FftCorrelation(Device& device, int rx, int ry, const std::vector
   m.row = 2 * (m.bx / 2 + 1);
   m.delta = delta;
   m.name = name;
+  m.gather_name = name + "_fft_gather";
+  m.forward_name = name + "_fft_forward";
+  m.multiply_name = name + "_fft_multiply";
+  m.inverse_name = name + "_fft_inverse";
+  m.scatter_name = name + "_fft_scatter";
   m.weights = weights;
   // The radii are kernel arguments: one program per block size.
   const std::string options = "-D BX=" + std::to_string(m.bx) + " -D BY=" + std::to_string(m.by) +
@@ -189,7 +200,6 @@ void FftCorrelation::enqueue(const Stage& stage, const Plane& src, const Plane& 
   if (m.planned_for != nbx) m.plan(stage.queue(), nbx);
   const float scale = 1.f / (float(m.bx) * float(m.by));
   KernelArgs(m.multiply) << m.blocks.get() << m.window.get() << scale;
-  const std::string forward = m.name + "_fft_forward", inverse = m.name + "_fft_inverse";
   // 32 x 4 work-items a group; the kernels skip the rounding's extra items.
   const cl::NDRange local(32, 4, 1);
   auto global = [&](int x, int y, int count) {
@@ -201,15 +211,13 @@ void FftCorrelation::enqueue(const Stage& stage, const Plane& src, const Plane& 
         const int x0 = first * m.vx, count = std::min(m.batch, nbx - first);
         KernelArgs(m.gather) << src << dst.width << dst.rows << m.rx << m.ry << c << x0 << y0
                              << m.blocks.get();
-        stage.launch(m.gather, global(m.row, m.by, count), local, (m.name + "_fft_gather").c_str());
-        stage.enqueue_span(forward.c_str(), [&](cl_command_queue q) { m.transform(q, -1); });
-        stage.launch(m.multiply, global(m.row / 2, m.by, count), local,
-                     (m.name + "_fft_multiply").c_str());
-        stage.enqueue_span(inverse.c_str(), [&](cl_command_queue q) { m.transform(q, 1); });
+        stage.launch(m.gather, global(m.row, m.by, count), local, m.gather_name.c_str());
+        stage.enqueue_span(m.forward_name.c_str(), [&](cl_command_queue q) { m.transform(q, -1); });
+        stage.launch(m.multiply, global(m.row / 2, m.by, count), local, m.multiply_name.c_str());
+        stage.enqueue_span(m.inverse_name.c_str(), [&](cl_command_queue q) { m.transform(q, 1); });
         KernelArgs(m.scatter) << m.blocks.get() << m.rx << m.ry << c << x0 << y0 << dst << dst.width
                               << dst.rows << m.delta;
-        stage.launch(m.scatter, global(m.vx, m.vy, count), local,
-                     (m.name + "_fft_scatter").c_str());
+        stage.launch(m.scatter, global(m.vx, m.vy, count), local, m.scatter_name.c_str());
       }
 }
 
