@@ -95,11 +95,12 @@ class FastGaussian : public Filter {
     pass_ = cl::Kernel(program, "box_pass");
     stack_ = cl::Kernel(program, "box_stack");
     compute_units_ = uint64_t(std::max(1, device.info().compute_units));
-    // One launch per axis where the rings of 64 columns fit 3/4 of local memory: larger rings
-    // leave fewer groups per compute unit. H100 (48 KiB), one launch / one per box: sigma 20 (27
-    // KiB) 2.19 / 2.89 ms, sigma 30 (41 KiB) 3.07 / 2.96 (docs/PERFORMANCE.md).
+    // One launch per axis where the rings of 64 columns fit local memory (1 KiB left for the
+    // runtime): H100 (48 KiB), one launch / one per box, sigma 26 2.37 / 2.79 ms, sigma 30 (41
+    // KiB) 2.73 / 2.97. Groups of fewer columns were far slower: sigma 60 in 32 columns 7.56 /
+    // 3.33 ms (docs/PERFORMANCE.md).
     fused_ = device.tuning().fused_box_passes && 64 * std::max(ring_bytes(rx_), ring_bytes(ry_)) <=
-                                                     device.info().local_mem_bytes / 4 * 3;
+                                                     device.info().local_mem_bytes - 1024;
     plain_ = device.info().is_cpu;
     transpose_ = cl::Kernel(program, plain_ ? "box_transpose_plain" : "box_transpose");
     char text[200];

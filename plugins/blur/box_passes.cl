@@ -72,18 +72,26 @@ __kernel void box_pass(CLF_PLANE_IN(src), CLF_PLANE(dst), int x0, int y0, int w,
 // from src again; boxes 2 .. 4 keep their last 2 r_k + 1 inputs in rings in __local (`rings`,
 // one column per work-item: get_local_size(0) x (2 r_2 + 2 r_3 + 2 r_4 + 3) floats). Where the
 // sums are exact (see above), the bits are box_pass's.
-#define BOX_STAGE(K, RK, RING, SLOT)                                                      \
-  {                                                                                       \
-    const int j = i - first_##K;                                                          \
-    const float leaving = j > 2 * RK ? RING[SLOT * gw] : 0.f;                             \
-    RING[SLOT * gw] = f;                                                                  \
-    SLOT = SLOT == 2 * RK ? 0 : SLOT + 1;                                                 \
-    sum##K += j > 2 * RK ? (BOX_SUM)f - (BOX_SUM)leaving : (BOX_SUM)f;                    \
-    if (j < 2 * RK) continue;                                                             \
-    f = (float)(sum##K * scale##K);                                                       \
+#define BOX_STAGE(K, RK, RING, SLOT)                                   \
+  {                                                                    \
+    const int j = i - first_##K;                                       \
+    const float leaving = j > 2 * RK ? RING[SLOT * gw] : 0.f;          \
+    RING[SLOT * gw] = f;                                               \
+    SLOT = SLOT == 2 * RK ? 0 : SLOT + 1;                              \
+    sum##K += j > 2 * RK ? (BOX_SUM)f - (BOX_SUM)leaving : (BOX_SUM)f; \
+    if (j < 2 * RK) continue;                                          \
+    f = (float)(sum##K * scale##K);                                    \
   }
-__kernel void box_stack(CLF_PLANE_IN(src), CLF_PLANE(dst), int x0, int y0, int w, int h,
-                        int4 radii, int seg, __local float* rings) {
+#define BOX_FULL(K, RK, RING, SLOT)          \
+  {                                          \
+    const float leaving = RING[SLOT * gw];   \
+    RING[SLOT * gw] = f;                     \
+    SLOT = SLOT == 2 * RK ? 0 : SLOT + 1;    \
+    sum##K += (BOX_SUM)f - (BOX_SUM)leaving; \
+    f = (float)(sum##K * scale##K);          \
+  }
+__kernel void box_stack(CLF_PLANE_IN(src), CLF_PLANE(dst), int x0, int y0, int w, int h, int4 radii,
+                        int seg, __local float* rings) {
   const int gw = get_local_size(0);
   const int x = x0 + (int)get_global_id(0), y_begin = y0 + (int)get_global_id(1) * seg;
   const int c = get_global_id(2);
@@ -105,7 +113,8 @@ __kernel void box_stack(CLF_PLANE_IN(src), CLF_PLANE(dst), int x0, int y0, int w
   const __global float* s = src + src_origin + c * src_plane + x + (y_begin - big_r) * src_pitch;
   __global float* d = dst + dst_origin + c * dst_plane + x + y_begin * dst_pitch;
   const int steps = y_end - y_begin + 2 * big_r;
-  for (int i = 0; i < steps; ++i) {
+  int i = 0;
+  for (; i < min(steps, 2 * big_r + 1); ++i) {  // the boxes' windows filling: the first output
     if (i > 2 * r1)
       sum1 += box_load1(s + i * src_pitch) - box_load1(s + (i - 2 * r1 - 1) * src_pitch);
     else
@@ -115,6 +124,17 @@ __kernel void box_stack(CLF_PLANE_IN(src), CLF_PLANE(dst), int x0, int y0, int w
     BOX_STAGE(2, r2, ring2, slot2)
     BOX_STAGE(3, r3, ring3, slot3)
     BOX_STAGE(4, r4, ring4, slot4)
+    d[(i - 2 * big_r) * dst_pitch] = f;
+  }
+  // Every window full: the same steps without tests, unrolled so that the device can overlap
+  // the next steps' loads and first boxes with this step's last ones.
+#pragma unroll 4
+  for (; i < steps; ++i) {
+    sum1 += box_load1(s + i * src_pitch) - box_load1(s + (i - 2 * r1 - 1) * src_pitch);
+    float f = (float)(sum1 * scale1);
+    BOX_FULL(2, r2, ring2, slot2)
+    BOX_FULL(3, r3, ring3, slot3)
+    BOX_FULL(4, r4, ring4, slot4)
     d[(i - 2 * big_r) * dst_pitch] = f;
   }
 }
@@ -138,8 +158,7 @@ __kernel void box_transpose(CLF_PLANE_IN(src), CLF_PLANE(dst), int x0, int y0, i
 
 // The same without local memory, a sample per work-item along dst's rows (CPUs: the caches do
 // what the local block does on GPUs, and a barrier costs a loop split).
-__kernel void box_transpose_plain(CLF_PLANE_IN(src), CLF_PLANE(dst), int x0, int y0, int w,
-                                  int h) {
+__kernel void box_transpose_plain(CLF_PLANE_IN(src), CLF_PLANE(dst), int x0, int y0, int w, int h) {
   const int y = get_global_id(0), x = get_global_id(1), c = get_global_id(2);
   if (x >= w || y >= h) return;
   dst[dst_origin + c * dst_plane + (x0 + x) * dst_pitch + y0 + y] =
