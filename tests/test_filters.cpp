@@ -2,6 +2,7 @@
 // kernel variants, odd sizes, radius larger than the image, rank-1 detection.
 #include <cmath>
 #include <functional>
+#include <limits>
 
 #include "clf/correlate.hpp"
 #include "support.hpp"
@@ -236,6 +237,44 @@ TEST_CASE("every variant gives the same answer") {
       test::check_matches(results[i], test::to_ref(results[0]), fc.kernel_l1);
     }
   }
+}
+
+TEST_CASE("taps of weight 0 are left out, as OpenCV's filter2D leaves them out") {
+  // An inf pixel in a field of 1s under a 3x3 Laplacian: the 5 outputs whose nonzero taps see it
+  // are inf or -inf; the 4 diagonal ones, where it sits under a 0 weight, stay 0 (0 * inf would
+  // make them NaN). The same window 9x9 and 7x5 (zeros around it), 5x5 with zeros inside.
+  clf::Image in = test::random_image(12, 10, 1, clf::PixelType::f32, 3);
+  for (int i = 0; i < 12 * 10; ++i) in.pixels<float>()[i] = 1.f;
+  in.pixels<float>()[4 * 12 + 5] = std::numeric_limits<float>::infinity();
+  const std::vector<std::pair<std::string, int>> kernels = {
+      {"0,1,0;1,-4,1;0,1,0", 4},
+      {"0,0,0,0,0,0,0,0,0;0,0,0,0,0,0,0,0,0;0,0,0,0,0,0,0,0,0;0,0,0,0,1,0,0,0,0;"
+       "0,0,0,1,-4,1,0,0,0;0,0,0,0,1,0,0,0,0;0,0,0,0,0,0,0,0,0;0,0,0,0,0,0,0,0,0;"
+       "0,0,0,0,0,0,0,0,0",
+       76},
+      {"0,0,0,0,0,0,0;0,0,0,1,0,0,0;0,0,1,-4,1,0,0;0,0,0,1,0,0,0;0,0,0,0,0,0,0", 30},
+      {"1,0,0,0,0;0,0,1,0,0;0,1,-4,1,0;0,0,1,0,0;0,0,0,0,0", 19}};
+  for (const auto& [kernel, zeros] : kernels)
+    for (const auto& layout : test::layouts()) {
+      test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows);
+      clf::Pipeline p(test::device());
+      p.add(test::registry(), "convolve:kernel=" + kernel + ",method=direct");
+      INFO(kernel << ", " << layout.name << ": " << p.filter(0).describe());
+      CHECK_THAT(p.filter(0).describe(),
+                 Catch::Contains(std::to_string(zeros) + " zero taps left out"));
+      clf::Image out;
+      p.run(in, out);
+      const bool corner = kernel[0] == '1';  // the 5x5 also sees the inf 2 rows up, 2 left
+      for (int y = 0; y < 10; ++y)
+        for (int x = 0; x < 12; ++x) {
+          const float v = out.pixels<float>()[y * 12 + x];
+          const int dx = x - 5, dy = y - 4;
+          const bool sees = std::abs(dx) + std::abs(dy) <= 1 || (corner && dx == 2 && dy == 2);
+          INFO("(" << x << ", " << y << ") = " << v);
+          CHECK(std::isinf(v) == sees);
+          if (!sees) CHECK(v == (corner ? 1.f : 0.f));
+        }
+    }
 }
 
 TEST_CASE("a rank-1 matrix takes the separable path, a full-rank one does not") {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "clf/error.hpp"
 #include "util.hpp"
@@ -166,6 +167,23 @@ Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float
   const uint64_t weight_bytes = weights.size() * sizeof(float);
   if (weight_bytes > device.device().getInfo<CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE>())
     options += " -D CLF_WEIGHTS=__global";
+  // Taps of weight 0 left out (kernels/correlate.clh, CLF_ROW_TAPS), for windows up to 64 wide:
+  // a program per pattern of zeros, as there is one per radius.
+  const int kw = 2 * rx + 1;
+  zero_taps_ = int(std::count(weights.begin(), weights.end(), 0.f));
+  if (any_radius_ || kw > 64) zero_taps_ = 0;
+  if (zero_taps_ > 0) {
+    std::string masks;
+    for (int j = 0; j < 2 * ry + 1; ++j) {
+      uint64_t mask = 0;
+      for (int i = 0; i < kw; ++i)
+        if (weights[size_t(j) * size_t(kw) + size_t(i)] != 0.f) mask |= uint64_t(1) << i;
+      char text[24];
+      std::snprintf(text, sizeof text, "%s0x%llxUL", j ? "," : "", (unsigned long long)mask);
+      masks += text;
+    }
+    options += " -D CLF_ROW_TAPS=" + masks;
+  }
   cl::Program program =
       device.build("clf_correlate", "", options + tiling_.defines(), Helpers::correlate);
   kernel_ = device.kernel(
@@ -184,7 +202,8 @@ void Correlation::enqueue(const Stage& stage, const Plane& src, const Plane& dst
 }
 
 std::string Correlation::describe() const {
-  return tiling_.describe() + (any_radius_ ? ", radii as arguments" : "");
+  return tiling_.describe() + (any_radius_ ? ", radii as arguments" : "") +
+         (zero_taps_ > 0 ? ", " + std::to_string(zero_taps_) + " zero taps left out" : "");
 }
 
 SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<float>& kx,

@@ -63,6 +63,9 @@ int gaussian_radius(double sigma);
 class Correlation {
  public:
   // weights: (2*ry + 1) rows x (2*rx + 1) columns, row-major. `name` appears in errors and traces.
+  // Taps of weight 0 are left out of the sums, as OpenCV's filter2D leaves them out (an inf or NaN
+  // under them does not reach the output), where the radii are literals and the window at most 64
+  // wide: the program is then built for that pattern of zeros.
   Correlation(Device& device, int rx, int ry, const std::vector<float>& weights, float delta,
               const std::string& name);
   // dst(x, y) for x in [0, dst.width), y in [0, dst.rows); src must be valid over the halo.
@@ -78,6 +81,7 @@ class Correlation {
   std::string name_;
   Tiling tiling_;
   bool any_radius_ = false;  // clf_correlate_any: the radii are kernel arguments
+  int zero_taps_ = 0;        // taps of weight 0 the program leaves out (CLF_ROW_TAPS)
 };
 
 // A separable correlation kx (along x) then ky (along y): one 2-D pass when the outer product is
