@@ -99,8 +99,9 @@ class FastGaussian : public Filter {
     // runtime): H100 (48 KiB), one launch / one per box, sigma 26 2.37 / 2.79 ms, sigma 30 (41
     // KiB) 2.73 / 2.97. Groups of fewer columns were far slower: sigma 60 in 32 columns 7.56 /
     // 3.33 ms (docs/PERFORMANCE.md).
-    fused_ = device.tuning().fused_box_passes && 64 * std::max(ring_bytes(rx_), ring_bytes(ry_)) <=
-                                                     device.info().local_mem_bytes - 1024;
+    fused_ =
+        device.tuning().fused_box_passes &&
+        64 * std::max(ring_bytes(rx_), ring_bytes(ry_)) + 1024 <= device.info().local_mem_bytes;
     plain_ = device.info().is_cpu;
     transpose_ = cl::Kernel(program, plain_ ? "box_transpose_plain" : "box_transpose");
     char text[200];
@@ -182,8 +183,9 @@ class FastGaussian : public Filter {
   // launch per box is the better choice. Segments of 8 R rows (R the radii's sum) repeat at most
   // 1/4 of the work for the 2R window rows each reads first; shorter ones, down to 2R, give the
   // device more work-items. A launch with fewer than 160 work-items per compute unit is
-  // latency-bound: H100, the streamed strips of sigma 8 (24.7 thousand) ran faster in one launch,
-  // those of sigma 20 (16.6 thousand) slower (docs/PERFORMANCE.md).
+  // latency-bound. On the H100, sigma 8's streamed strips (about 25 thousand work-items by this
+  // arithmetic) ran faster in one launch, and sigma 20's (about 17 thousand) slower
+  // (docs/PERFORMANCE.md).
   int stack_segment(int w, int h, const std::vector<int>& radii) const {
     if (!fused_) return 0;
     const int total = sum(radii);
