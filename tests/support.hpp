@@ -190,10 +190,18 @@ inline double l1_norm(const std::vector<double>& values) {
   return l1;
 }
 
-struct VariantScope {
-  clf::Tuning saved;
-  explicit VariantScope(clf::Variant v, int vector_width = 0, int separable_rows = -1)
-      : saved(device()->tuning()) {
+// The shared device's tuning as it was, put back at the end of the scope (a test may change it).
+struct TuningScope {
+  clf::Tuning saved = device()->tuning();
+  TuningScope() = default;
+  TuningScope(const TuningScope&) = delete;
+  TuningScope& operator=(const TuningScope&) = delete;
+  ~TuningScope() { device()->set_tuning(saved); }
+};
+
+// A kernel layout for the scope (and the tuning put back after it).
+struct VariantScope : TuningScope {
+  explicit VariantScope(clf::Variant v, int vector_width = 0, int separable_rows = -1) {
     clf::Tuning t = saved;
     t.variant = v;
     if (vector_width > 0) t.vector_width = vector_width;
@@ -218,7 +226,6 @@ struct VariantScope {
     }
     device()->set_tuning(t);
   }
-  ~VariantScope() { device()->set_tuning(saved); }
 };
 
 }  // namespace test

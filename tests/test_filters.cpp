@@ -204,8 +204,8 @@ TEST_CASE("gaussian method=fast: the boxes of an axis in one launch give the box
   for (const char* spec : {"gaussian:sigma=5.5,method=fast,border=reflect101",
                            "gaussian:sigma_x=20,sigma_y=7,method=fast,border=wrap",
                            "gaussian:sigma=12,method=fast,border=constant,border_value=0.25"}) {
-    clf::Tuning t = test::device()->tuning();
-    const clf::Tuning saved = t;
+    const test::TuningScope restore;
+    clf::Tuning t = restore.saved;
     auto run = [&](bool fused) {
       t.fused_box_passes = fused;
       test::device()->set_tuning(t);
@@ -217,7 +217,6 @@ TEST_CASE("gaussian method=fast: the boxes of an axis in one launch give the box
       return out;
     };
     const clf::Image fused = run(true), passes = run(false);
-    test::device()->set_tuning(saved);
     INFO(spec);
     CHECK(test::identical(fused, passes));
   }
@@ -426,7 +425,7 @@ TEST_CASE("separable kernels run in one pass where the tuning says so, else in t
     // Tiled: the row results of 32 x 12 tiles stay in local memory, any radius that fits it.
     test::VariantScope tiled(clf::Variant::tiled);
     clf::Tuning t = test::device()->tuning();
-    t.radius_arg_above = -1;  // a program per radius (GPUs' default)
+    t.radius_arg_above = -1;  // a program per radius (GPUs' default up to radius 32)
     test::device()->set_tuning(t);
     CHECK_THAT(describe("gaussian:sigma=1.5"),
                Catch::Contains("separable single pass, tiled 32x12/24"));
@@ -520,10 +519,7 @@ TEST_CASE("one FFT filter serves images of several widths; one program per block
 }
 
 TEST_CASE("the cost model picks FFT for large windows by the device's tuning, and -v says so") {
-  struct Restore {
-    clf::Tuning saved = test::device()->tuning();
-    ~Restore() { test::device()->set_tuning(saved); }
-  } restore;
+  const test::TuningScope restore;
   const clf::Tuning saved = restore.saved;
   std::vector<double> k;
   const std::string small = test::full_rank_kernel(5, 5, k),
