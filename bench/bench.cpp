@@ -284,6 +284,7 @@ int main(int argc, char** argv) try {
   // --separable-tile: 0 = the device's tuning
   int tile_w = 0, tile_rows = 0, block_rows = 0, tile_steps = 0, tile_min_w = 0;
   int fused_boxes = -1;                   // --box-passes fused|separate: -1 = the device's tuning
+  int taps_by_value = -1;                 // --taps-by-value 0|1: -1 = the device's tuning
   int blocked_max_radius = -1;            // -1 = the device's tuning
   int tall_block_rows = 0;                // --tall-block-rows: 0 = the device's tuning
   int blocked_rows = 0, group_width = 0;  // --block-rows, --group-width: 0 = the device's tuning
@@ -352,6 +353,11 @@ int main(int argc, char** argv) try {
       if (v != "fused" && v != "separate")
         throw clf::Error(clf::ErrorKind::usage, "--box-passes expects fused or separate");
       fused_boxes = v == "fused";
+    } else if (a == "--taps-by-value") {  // separable single passes: weights by value or buffer
+      const std::string v = next();
+      if (v != "0" && v != "1")
+        throw clf::Error(clf::ErrorKind::usage, "--taps-by-value expects 0 or 1");
+      taps_by_value = v == "1";
     } else if (a == "--separable-min-width")  // the narrowest tile the fit may take, columns
       tile_min_w = std::max(4, std::stoi(next()));
     else if (a == "-h" || a == "--help") {
@@ -363,6 +369,7 @@ int main(int argc, char** argv) try {
              "                      [--strip-rows N] [--slots N] [--pageable] [--scale] [--smoke]\n"
              "                      [--separable-rows N] [--separable-tile WxRxTH[xSTEPS]]\n"
              "                      [--separable-min-width N] [--box-passes fused|separate]\n"
+             "                      [--taps-by-value 0|1]\n"
              "                      [--blocked-max-radius N] [--vectors N,MIN_TAPS]\n"
              "                      [--radius-arg-above R] [--tall-block-rows N] [--block-rows N]\n"
              "                      [--group-width N]\n"
@@ -468,6 +475,7 @@ int main(int argc, char** argv) try {
     }
     if (tile_min_w > 0) t.separable_min_tile_width = tile_min_w;
     if (fused_boxes >= 0) t.fused_box_passes = fused_boxes == 1;
+    if (taps_by_value >= 0) t.taps_by_value = taps_by_value == 1;
     device->set_tuning(t);
   }
   const clf::Tuning base = device->tuning();

@@ -406,6 +406,48 @@ TEST_CASE(
   test::check_matches(out, separable(test::to_ref(in), g, g, Border::reflect101, 0));
 }
 
+TEST_CASE("weights passed by value give the bits of weights in a buffer, on every layout") {
+  const clf::Image in = test::random_image(70, 45, 2, clf::PixelType::f32, 37);
+  auto run = [&](const std::string& spec, bool by_value, std::string* how) {
+    clf::Tuning t = test::device()->tuning();
+    t.taps_by_value = by_value;
+    t.radius_arg_above = -1;  // literal radii: the structs are sized by them
+    test::device()->set_tuning(t);
+    clf::Pipeline p(test::device());
+    p.add(test::registry(), spec);
+    *how = p.filter(0).describe();
+    clf::Image out;
+    p.run(in, out);
+    return out;
+  };
+  // Separable: rows of 2 to 9 float4s (the row pass takes two rows at a time up to 8); 2-D: 7x7,
+  // and a 9x9 with zero taps.
+  std::string nine = "convolve:kernel=";
+  for (int i = 0; i < 81; ++i)
+    nine += (i == 0 ? "" : i % 9 ? "," : ";") + std::to_string(i % 5 == 2 ? 0 : i % 7 - 3);
+  const std::vector<std::string> specs = {"gaussian:sigma=1.2,border=reflect",
+                                          "box:radius=9,border=constant,border_value=0.5",
+                                          "gaussian:sigma_x=4,sigma_y=2,border=wrap",
+                                          "gaussian:sigma=2.5",
+                                          "box:radius=3",
+                                          nine};
+  for (int layout = 0; layout < 2; ++layout) {
+    test::VariantScope scope(layout == 0 ? clf::Variant::tiled : clf::Variant::direct,
+                             layout == 0 ? 0 : 4, layout == 0 ? -1 : 3);
+    for (const std::string& spec : specs) {
+      std::string how_value, how_buffer;
+      const clf::Image value = run(spec, true, &how_value), buffer = run(spec, false, &how_buffer);
+      INFO(spec.substr(0, 40) << ": " << how_value << " / " << how_buffer);
+      CHECK_THAT(how_buffer, !Catch::Contains("weights by value"));
+      // The one-output and vector kernels keep their buffers.
+      if (how_value.find("single pass, direct x") == std::string::npos &&
+          how_value.find("2-pass") == std::string::npos)
+        CHECK_THAT(how_value, Catch::Contains("weights by value"));
+      CHECK(test::identical(value, buffer));
+    }
+  }
+}
+
 TEST_CASE("separable kernels run in one pass where the tuning says so, else in two") {
   auto describe = [](const std::string& spec) {
     clf::Pipeline p(test::device());

@@ -204,6 +204,7 @@ struct Device::Impl {
   Tuning tuning;
   std::string cache_dir;
   uint64_t alloc_limit = 0;
+  std::string build_options;  // DeviceOptions::build_options, with a leading space
   std::mutex programs_mutex;
   std::map<std::string, cl::Program> programs;
   size_t programs_built = 0;
@@ -258,6 +259,7 @@ std::shared_ptr<Device> Device::open(const std::string& selector, const DeviceOp
   cl_check(err, "clCreateCommandQueue", impl->info.name);
   impl->tuning = default_tuning(impl->info);
   impl->alloc_limit = options.alloc_limit;
+  if (!options.build_options.empty()) impl->build_options = " " + options.build_options;
   if (!options.cache_dir.empty()) {
     std::error_code ec;
     fs::create_directories(options.cache_dir, ec);
@@ -335,8 +337,9 @@ void Device::Impl::store_in_disk_cache(const std::string& key, const cl::Program
 }
 
 cl::Program Device::build(const std::string& name, const std::string& source,
-                          const std::string& options, Helpers helpers) {
+                          const std::string& own_options, Helpers helpers) {
   Impl& d = *impl_;
+  const std::string options = own_options + d.build_options;
   std::string full = clf_kernel_contract_h;
   if (uses(helpers, Helpers::border)) full += clf_kernel_border_clh;
   if (uses(helpers, Helpers::stage)) full += clf_kernel_stage_clh;

@@ -31,6 +31,7 @@ Environment read_environment() {
       env.cache_dir = (std::filesystem::path(home) / ".cache" / "clfilter").string();
   }
   env.alloc_limit = std::strtoull(variable("CLF_INJECT_ALLOC_LIMIT").c_str(), nullptr, 10);
+  env.build_options = variable("CLF_BUILD_OPTIONS");
   return env;
 }
 

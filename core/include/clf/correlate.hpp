@@ -76,6 +76,7 @@ class Correlation {
  private:
   cl::Kernel kernel_;
   DeviceBuffer weights_;
+  std::vector<float> taps_;  // the weights passed by value (Tuning::taps_by_value), or empty
   float delta_;
   int rx_, ry_;
   std::string name_;
@@ -107,6 +108,8 @@ class SeparableCorrelation {
   // tiled): its kernel, weights and layout.
   cl::Kernel one_pass_;
   DeviceBuffer one_pass_wx_, one_pass_wy_;
+  // Or, with Tuning::taps_by_value, the weights themselves, passed by value (-D CLF_TAPS_BY_VALUE).
+  std::vector<float> one_pass_kx_, one_pass_ky_;
   Tiling one_pass_tiling_;
   // The tiled single pass: tiles each group marches down, for a launch of `tiles` tiles a column.
   int marching_steps(int width, int tiles) const;

@@ -63,6 +63,10 @@ struct Tuning {
   int separable_tile_width = 64, separable_tile_rows = 128, separable_block_rows = 8;
   int separable_min_tile_width = 32;
   int separable_steps = 0;
+  // The blocked and tiled kernels of literal radii (2-D windows, separable single passes) take
+  // their weights as kernel arguments by value where they fit (false: from a __constant buffer,
+  // as the other kernels do).
+  bool taps_by_value = true;
   // 2-D windows by FFT (clf::fft_pays): the direct taps that cost as much as one unit of FFT work
   // (clf::fft_cost) on this device; 0 = never chosen on its own (method=fft still forces it).
   double fft_tap_cost = 0;
@@ -89,6 +93,9 @@ struct DeviceOptions {
   // Fault injection for tests: allocations that would bring the bytes in use past this fail as if
   // the device were out of memory, and it caps the largest buffer. 0 = off.
   uint64_t alloc_limit = 0;
+  // Appended to every program's OpenCL build options (kernel experiments: -D switches, or
+  // -cl-nv-verbose); part of the program cache's key like the rest of the options.
+  std::string build_options;
 };
 
 class Device;

@@ -17,9 +17,10 @@ struct Environment {
       plugin_path;  // CLF_PLUGIN_PATH, a colon list: searched before the default
   // $XDG_CACHE_HOME/clfilter, else $HOME/.cache/clfilter; "" when CLF_NO_DISK_CACHE is set (not 0).
   std::string cache_dir;
-  uint64_t alloc_limit = 0;  // CLF_INJECT_ALLOC_LIMIT: fault injection for tests (bytes)
+  uint64_t alloc_limit = 0;   // CLF_INJECT_ALLOC_LIMIT: fault injection for tests (bytes)
+  std::string build_options;  // CLF_BUILD_OPTIONS: added to every program's build options
 
-  DeviceOptions device_options() const { return {cache_dir, alloc_limit}; }
+  DeviceOptions device_options() const { return {cache_dir, alloc_limit, build_options}; }
 };
 
 Environment read_environment();

@@ -42,6 +42,11 @@ class KernelArgs {
     kernel_.setArg(next_++, value);
     return *this;
   }
+  // A by-value argument of n bytes (a struct the kernel declares).
+  KernelArgs& bytes(const void* data, size_t n) {
+    kernel_.setArg(next_++, n, data);
+    return *this;
+  }
   cl_uint next() const { return next_; }
 
  private:

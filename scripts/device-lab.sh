@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Kernel experiments on the GPU machine: the same filters under several CLF_BUILD_OPTIONS, then
+# the SASS instruction mix and register use of one program. Logs under $OUT.
+set -uo pipefail
+out=${OUT:-out/device}
+mkdir -p "$out"
+cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release -DCLF_BUILD_CLI=OFF -DCLF_BUILD_PYTHON=OFF >"$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
+cmake --build build-dev -j"$(nproc)" >>"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
+export CLF_DEVICE=${CLF_DEVICE:-gpu}
+filters=${LAB_FILTERS:-"gaussian:sigma=1.5 gaussian:sigma=3 box:radius=8 gaussian:sigma=8"}
+args=()
+for f in $filters; do args+=(--filter "$f"); done
+IFS=';' read -ra variants <<<"${LAB_VARIANTS:-base}"
+for v in "${variants[@]}"; do
+  opts=$v
+  [ "$v" = base ] && opts=""
+  echo "== $v"
+  CLF_BUILD_OPTIONS="$opts" ./build-dev/bin/clfilter-bench --size 8192x8192 --reps 3 ${LAB_BENCH_ARGS:-} "${args[@]}" \
+    | grep -E "copy kernel|^[a-z].*(tiled|direct) " | cut -c1-80
+done 2>&1 | tee "$out/lab.txt"
+for v in ${LAB_TEST_VARIANTS:-}; do
+  echo "== tests with -D $v"
+  CLF_BUILD_OPTIONS="-D $v" ./build-dev/bin/test_filters 2>&1 | tail -2
+done 2>&1 | tee -a "$out/lab.txt"
+# SASS of the tiled single pass for each LAB_SASS filter under each LAB_SASS_VARIANTS (a fresh
+# cache: the one program with that kernel in it).
+ptxas=$(command -v ptxas || ls /usr/local/cuda*/bin/ptxas 2>/dev/null | head -1)
+cuobjdump=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -1)
+IFS=';' read -ra sass_variants <<<"${LAB_SASS_VARIANTS:-base}"
+n=0
+for f in ${LAB_SASS:-}; do
+  for v in "${sass_variants[@]}"; do
+    opts=$v
+    [ "$v" = base ] && opts=""
+    n=$((n + 1))
+    cache=$(mktemp -d)
+    XDG_CACHE_HOME=$cache CLF_BUILD_OPTIONS="$opts" ./build-dev/bin/clfilter-bench --size 1024x1024 --reps 1 --filter "$f" >/dev/null 2>&1
+    for bin in $(grep -l "clf_separable_tiled" "$cache"/clfilter/*.bin); do
+      tr -d '\000' <"$bin" >"$cache/k.ptx"
+      cp "$cache/k.ptx" "$out/sass$n.ptx"
+      echo "== sass$n: $f ${v:0:40}"
+      "$ptxas" -arch=sm_90 -v "$cache/k.ptx" -o "$cache/k.cubin" 2>&1 | grep -A2 "clf_separable_tiled" | grep -E "Used|spill|stack"
+      "$cuobjdump" -sass -fun clf_separable_tiled "$cache/k.cubin" >"$out/sass$n.sass" 2>&1
+      python3 - "$out/sass$n.sass" <<'PY'
+import collections, re, sys
+ops = collections.Counter()
+for line in open(sys.argv[1]):
+    m = re.match(r"\s+/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)
+    if m: ops[m.group(1).split('.')[0]] += 1
+print(sum(ops.values()), "instructions:", ", ".join(f"{k} {v}" for k, v in ops.most_common(16)))
+PY
+    done
+  done
+done 2>&1 | tee -a "$out/lab.txt"
