@@ -472,6 +472,7 @@ int main(int argc, char** argv) try {
       t.separable_tile_rows = tile_rows;
       t.separable_block_rows = block_rows;
       t.separable_steps = tile_steps;
+      t.separable_literal_tile_rows = 0;  // the rows given, whatever the radius
     }
     if (tile_min_w > 0) t.separable_min_tile_width = tile_min_w;
     if (fused_boxes >= 0) t.fused_box_passes = fused_boxes == 1;

@@ -482,6 +482,13 @@ TEST_CASE("separable kernels run in one pass where the tuning says so, else in t
                Catch::Contains("separable single pass, tiled 32x12/24"));
     CHECK_THAT(describe("gaussian:sigma=20"),
                Catch::Contains("separable single pass, tiled 32x8/16, radii as arguments"));
+    // Literal radii may take tiles of their own height (GPUs: 128 rows, 256 as arguments).
+    t.separable_literal_tile_rows = 4;
+    test::device()->set_tuning(t);
+    CHECK_THAT(describe("gaussian:sigma=1.5"),
+               Catch::Contains("separable single pass, tiled 32x4/8"));
+    CHECK_THAT(describe("gaussian:sigma=20"),
+               Catch::Contains("separable single pass, tiled 32x8/16, radii as arguments"));
   }
   // Fitting tiles into 48 KiB of local memory, 1024 work-items at most, from 128 x 128 tiles of
   // 8-row blocks: sigma 3 keeps the width (88 row results for 64 outputs); sigma 20's 160 halo

@@ -131,11 +131,6 @@ Tiling fit_separable_tiling(const Tuning& tuning, uint64_t local_bytes, size_t m
   return best;
 }
 
-Tiling choose_separable_tiling(const Device& device, int ry) {
-  return fit_separable_tiling(device.tuning(), device.info().local_mem_bytes,
-                              device.info().max_work_group_size, ry);
-}
-
 Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float>& weights,
                          float delta, const std::string& name)
     : delta_(delta), rx_(rx), ry_(ry), name_(name), tiling_(choose_tiling(device, rx, ry)) {
@@ -238,15 +233,19 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
   forced_steps_ = tuning.separable_steps;
   min_groups_ = 4 * std::max(1, device.info().compute_units);
   const Tiling blocked = choose_tiling(device, rx, ry_);
+  Tuning fit = tuning;  // the tiled pass's fit, with the tile rows for its radii
   if (two_pass_ && blocked.blocked() && tuning.separable_rows > 0 &&
       std::max(rx, ry_) <= std::min(tuning.separable_max_radius, 12)) {
     one_pass_tiling_ = blocked;
     one_pass_tiling_.tile_height = tuning.separable_rows;
   } else if (two_pass_ && tuning.separable_variant == Variant::tiled) {
-    one_pass_tiling_ = choose_separable_tiling(device, ry_);
     // Radii as arguments: one program per tile shape, its rows of work-items a multiple of 4
     // (or 1 or 2) so that the shapes are few.
     any_radius_ = tuning.radius_arg_above >= 0 && std::max(rx, ry_) > tuning.radius_arg_above;
+    if (!any_radius_ && tuning.separable_literal_tile_rows > 0)
+      fit.separable_tile_rows = tuning.separable_literal_tile_rows;
+    one_pass_tiling_ = fit_separable_tiling(fit, device.info().local_mem_bytes,
+                                            device.info().max_work_group_size, ry_);
   }
   // A tile's work-items must fit one group: registers can lower a kernel's limit below the
   // device's, and then the tile is fitted again under the kernel's own limit.
@@ -289,7 +288,7 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
     }
     one_pass_ = cl::Kernel();
     one_pass_tiling_ =
-        tiled ? fit_separable_tiling(tuning, device.info().local_mem_bytes, limit, ry_) : Tiling{};
+        tiled ? fit_separable_tiling(fit, device.info().local_mem_bytes, limit, ry_) : Tiling{};
   }
   if (two_pass_) {
     passes_.emplace_back(device, rx, 0, kx, 0.f, name + "_row");

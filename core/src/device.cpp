@@ -112,12 +112,11 @@ Tuning default_tuning(const DeviceInfo& info) {
     tuning.tile_width = 248;
     tuning.tile_height = 4;
     tuning.group_width = 64;
-    // Separable kernels up to radius 6 in one pass of 8-row blocks, row results in registers:
-    // global memory read and written once. It beats the tiled single pass below at radius 6
-    // (0.231 against 0.237 ms); from radius 8 the row work it repeats for each block's halo rows
-    // costs more (box r8 0.316 against 0.245 ms; docs/PERFORMANCE.md, "tiled single pass").
-    tuning.separable_rows = 8;
-    tuning.separable_max_radius = 6;
+    // Separable kernels past 7x7 take the tiled single pass below at every radius: with the
+    // weights passed by value it beats the one pass in registers (8-row blocks) from radius 4.
+    // H100, 8192^2 f32, registers / tiled ms: sigma 1 (radius 4) 0.199 / 0.195, sigma 1.2
+    // 0.220 / 0.203, sigma 1.5 0.219 / 0.207, box r5 0.221 / 0.204 (docs/PERFORMANCE.md).
+    tuning.separable_rows = 0;
     // Blocked 2-D windows: 4x4 outputs per work-item up to radius 8, 4x8 from 9. H100, 8192^2 f32,
     // random windows, 4x4 / 4x8 ms: 9x9 0.273 / 0.323, 13x13 0.630 / 0.660, 15x15 0.908 / 1.953,
     // 17x17 1.071 / 1.196, 19x19 1.580 / 1.319, 23x23 2.979 / 1.874.
@@ -125,12 +124,15 @@ Tuning default_tuning(const DeviceInfo& info) {
     // Blocked 2-D windows up to 33x33: a random 31x31 kernel 3.61 ms against 19.2 ms one output
     // per work-item on the H100 (docs/PERFORMANCE.md); past that the unrolled code grows as r^3.
     tuning.blocked_max_radius = 16;
-    // Larger separable filters: the tiled single pass, row results in __local (H100: sigma 3
-    // 0.307 against 0.415 ms in two passes, sigma 20 1.59 against 8.32); 32-column tiles up to
-    // 256 rows did best or near best at every radius swept.
+    // Separable filters: the tiled single pass, row results in __local (H100: sigma 3 0.243
+    // against 0.415 ms in two passes, sigma 20 1.67 against 8.32). 32-column tiles, 128 rows for
+    // literal radii and 256 for radii as arguments. H100, 8192^2 f32, 256 / 128 rows, ms: sigma 3
+    // 0.253 / 0.243, sigma 8 0.486 / 0.463, box r30 0.471 / 0.448; as arguments sigma 20
+    // 1.673 / 1.968, sigma 45 4.356 / 5.084.
     tuning.separable_variant = Variant::tiled;
     tuning.separable_tile_width = 32;
     tuning.separable_tile_rows = 256;
+    tuning.separable_literal_tile_rows = 128;
     tuning.separable_block_rows = 8;
     // 16-column tiles where 32 would more than double the row work: sigma 45's 360 halo rows
     // leave 32-column tiles 16 rows in NVIDIA's 48 KiB (12.7 ms), 16-column ones 392 (4.9 ms).

@@ -46,11 +46,9 @@ struct Tiling {
   void check_input(const Plane& input, int rx, const std::string& name) const;
 };
 Tiling choose_tiling(const Device& device, int rx, int ry);
-// The tiled single-pass separable kernel's layout for a column radius ry (the device's separable_*
-// tuning, fitted to its local memory), or variant direct where no tile fits; the row pass reads
-// its horizontal halo from global memory, so rx does not matter. fit_separable_tiling is the same
-// choice from the numbers alone.
-Tiling choose_separable_tiling(const Device& device, int ry);
+// The tiled single-pass separable kernel's layout for a column radius ry (the separable_* tuning,
+// fitted to local_bytes and max_items work-items), or variant direct where no tile fits; the row
+// pass reads its horizontal halo from global memory, so rx does not matter.
 Tiling fit_separable_tiling(const Tuning& tuning, uint64_t local_bytes, size_t max_items, int ry);
 
 // OpenCV's Gaussian taps (getGaussianKernel for float images): 2 radius + 1 samples of
