@@ -97,8 +97,7 @@ Device:
   --variant tiled|direct   kernel variant. tiled: 2-D windows are staged in local
                            memory, separable filters run in one pass that keeps its
                            row results there; direct: global-memory reads, separable
-                           filters in two passes (up to radius 6 on GPUs, one pass in
-                           registers). Default per device, as measured:
+                           filters in two passes. Default per device, as measured:
                            GPUs direct 2-D and tiled separable, CPUs direct;
                            env CLF_VARIANT
   --tile WxH[/G]           tiled: W x H outputs per work-group of G work-items; direct

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Kernel experiments on the GPU machine: the same filters under several CLF_BUILD_OPTIONS, then
-# the SASS instruction mix and register use of one program. Logs under $OUT.
+# Kernel experiments on the GPU machine (docs/DEVELOPERS.md): the same filters under several
+# CLF_BUILD_OPTIONS, then ptxas's register use and the SASS instruction mix of the tiled single
+# pass. LAB_VARIANTS: build options separated by ';' ("base" = none); LAB_FILTERS: bench filter
+# specs separated by spaces; LAB_BENCH_ARGS: more bench options; LAB_TEST_VARIANTS: -D names to
+# run test_filters under; LAB_SASS / LAB_SASS_VARIANTS: the filters and options to disassemble.
+# Logs under $OUT.
 set -uo pipefail
-out=${OUT:-out/device}
-mkdir -p "$out"
-cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release -DCLF_BUILD_CLI=OFF -DCLF_BUILD_PYTHON=OFF >"$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
-cmake --build build-dev -j"$(nproc)" >>"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
-export CLF_DEVICE=${CLF_DEVICE:-gpu}
+source "$(dirname "$0")/device-build.sh"
 filters=${LAB_FILTERS:-"gaussian:sigma=1.5 gaussian:sigma=3 box:radius=8 gaussian:sigma=8"}
 args=()
 for f in $filters; do args+=(--filter "$f"); done

@@ -3,13 +3,9 @@
 # CLI (no OpenImageIO there) or Python (scripts/device-python.sh), run the test suite on the GPU, then
 # the benchmarks. Logs under $OUT.
 set -uo pipefail
-out=${OUT:-out/device}
-mkdir -p "$out"
 # At most 8 files come back from a device run: build.log, ctest.log, bench.txt (every table) and
 # the JSON files.
-cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release -DCLF_BUILD_CLI=OFF -DCLF_BUILD_PYTHON=OFF >"$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
-cmake --build build-dev -j"$(nproc)" >>"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
-export CLF_DEVICE=${CLF_DEVICE:-gpu}
+source "$(dirname "$0")/device-build.sh"
 ./build-dev/bin/clfilter-bench --smoke | head -2
 (cd build-dev && ctest --output-on-failure) >"$out/ctest.log" 2>&1
 grep -E "tests passed|Failed|Passed" "$out/ctest.log" | tail -12
