@@ -194,6 +194,16 @@ TEST_CASE("gaussian method=fast stays within its stated bound of the exact blur,
   CHECK_THAT(big.filter(0).describe(), Catch::Contains("fast: 4 box passes per axis"));
   CHECK_THROWS_WITH(big.add(test::registry(), "gaussian:sigma=20,radius=9,method=fast"),
                     Catch::Contains("method=fast takes none"));
+  // A device where the exact kernel is faster up to a larger sigma (GPUs: 24) takes it there.
+  test::TuningScope scope;
+  clf::Tuning t = test::device()->tuning();
+  t.fast_gaussian_min_sigma = 24;
+  test::device()->set_tuning(t);
+  clf::Pipeline below(test::device()), above(test::device());
+  below.add(test::registry(), "gaussian:sigma=20,sigma_y=30,method=fast");
+  CHECK_THAT(below.filter(0).describe(), Catch::Contains("exact below sigma 24 on this device"));
+  above.add(test::registry(), "gaussian:sigma=24,method=fast");
+  CHECK_THAT(above.filter(0).describe(), Catch::Contains("fast: 4 box passes per axis"));
 }
 
 TEST_CASE("gaussian method=fast: the boxes of an axis in one launch give the box passes' bits") {

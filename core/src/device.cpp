@@ -99,87 +99,96 @@ std::string device_list_text(const std::vector<Found>& found) {
   return text.empty() ? " (none)" : text;
 }
 
-Tuning default_tuning(const DeviceInfo& info) {
+// GPUs' tuning: the measurements behind each choice are in docs/PERFORMANCE.md.
+Tuning gpu_tuning() {
   Tuning tuning;
-  if (info.is_gpu) {
-    // 4 x 4 outputs per work-item from aligned float4 reads (the blocked direct kernels); the
-    // tiled variant (--variant tiled) uses 248x4 tiles of 64 work-items, whose 62 + 2 float4s per
-    // staged row are one copy trip per work-item. Direct by default: NVIDIA runs
-    // async_work_group_copy as a blocking loop plus a barrier per call, so a tile pays one
-    // global-memory latency per staged row that direct reads overlap (docs/PERFORMANCE.md).
-    tuning.variant = Variant::direct;
-    tuning.vector_width = 4;
-    tuning.tile_width = 248;
-    tuning.tile_height = 4;
-    tuning.group_width = 64;
-    // Separable kernels past 7x7 take the tiled single pass below at every radius: with the
-    // weights passed by value it beats the one pass in registers (8-row blocks) from radius 4.
-    // H100, 8192^2 f32, registers / tiled ms: sigma 1 (radius 4) 0.199 / 0.195, sigma 1.2
-    // 0.220 / 0.203, sigma 1.5 0.219 / 0.207, box r5 0.221 / 0.204 (docs/PERFORMANCE.md).
-    tuning.separable_rows = 0;
-    // Blocked 2-D windows: 4x4 outputs per work-item up to radius 8, 4x8 from 9. H100, 8192^2 f32,
-    // random windows, 4x4 / 4x8 ms: 9x9 0.273 / 0.323, 13x13 0.630 / 0.660, 15x15 0.908 / 1.953,
-    // 17x17 1.071 / 1.196, 19x19 1.580 / 1.319, 23x23 2.979 / 1.874.
-    tuning.tall_block_min_radius = 9;
-    // Blocked 2-D windows up to 33x33: a random 31x31 kernel 3.61 ms against 19.2 ms one output
-    // per work-item on the H100 (docs/PERFORMANCE.md); past that the unrolled code grows as r^3.
-    tuning.blocked_max_radius = 16;
-    // Separable filters: the tiled single pass, row results in __local (H100: sigma 3 0.243
-    // against 0.415 ms in two passes, sigma 20 1.67 against 8.32). 32-column tiles, 128 rows for
-    // literal radii and 256 for radii as arguments. H100, 8192^2 f32, 256 / 128 rows, ms: sigma 3
-    // 0.253 / 0.243, sigma 8 0.486 / 0.463, box r30 0.471 / 0.448; as arguments sigma 20
-    // 1.673 / 1.968, sigma 45 4.356 / 5.084.
-    tuning.separable_variant = Variant::tiled;
-    tuning.separable_tile_width = 32;
-    tuning.separable_tile_rows = 256;
-    tuning.separable_literal_tile_rows = 128;
-    tuning.separable_block_rows = 8;
-    // 16-column tiles where 32 would more than double the row work: sigma 45's 360 halo rows
-    // leave 32-column tiles 16 rows in NVIDIA's 48 KiB (12.7 ms), 16-column ones 392 (4.9 ms).
-    tuning.separable_min_tile_width = 16;
-    // The tiled pass takes radii past 32 as arguments: one program per tile shape, where a radius
-    // of its own costs a cold build of 7 s at radius 32 (sigma 8) and 20 s at 84 (sigma 21),
-    // against 2.8-3.0 s. H100, 8192^2 f32, arguments / literal ms: sigma 4 0.516 / 0.357,
-    // sigma 8 0.789 / 0.632, box r30 0.787 / 0.591, sigma 20 1.686 / 1.595, sigma 30
-    // 2.931 / 2.859, sigma 45 4.324 / 4.900, sigma 60 5.832 / 7.425 (docs/PERFORMANCE.md).
-    tuning.radius_arg_above = 32;
-    // 2-D windows by FFT from 25x25 (fft_pays). H100, 8192^2 f32, random windows, direct / FFT:
-    // 15x15 1.96 / 2.74 ms, 21x21 1.86 / 2.24, 31x31 3.64 / 2.23, 41x41 33.1 / 2.51 (past the
-    // blocked radius), 63x63 78.7 / 2.51; one FFT unit costs what 27-29 direct taps do there.
-    tuning.fft_tap_cost = 28;
-    // The fast Gaussian's boxes of an axis in one launch (where the plugin's rules allow): H100,
-    // 8192^2 f32, sigma 8 1.40 against 2.92 ms, sigma 20 1.97 against 2.90.
-    tuning.fused_box_passes = true;
-  } else {
-    // On CPUs __local is only an extra copy through the same caches.
-    // One SIMD register of outputs per work-item (16 floats = AVX-512; fine on AVX2 too).
-    tuning.variant = Variant::direct;
-    tuning.tile_width = 64;
-    tuning.tile_height = 8;
-    tuning.group_width = 64;
-    tuning.vector_width = 16;
-    // Windows of 7x7 and more: 4 vectors of 16 per work-item, each weight read feeding all 4
-    // (PoCL, 3840x2160 f32: random 31x31 275.6 -> 97.0 ms, 7x7 9.9 -> 6.3 ms, the sigma 20 row
-    // pass's 161 taps 93.8 -> 51.6 ms for the Gaussian; 5x5 4.1 -> 4.5 ms, so not below 49 taps;
-    // 8 vectors 120.6 ms at 31x31).
-    tuning.vectors = 4;
-    tuning.vectors_min_taps = 49;
-    // Radii past 12 as kernel arguments: a sweep of 50 Gaussian sigmas (bench/compile_sweep.py)
-    // built 102 programs in 58.5 s, now 4 in 3.5 s. The loops the compiler can no longer unroll
-    // cost 4-12% at 31x31 and sigma 20, but 18-33% at sigma 3's 25 taps, so radii up to 12 (a
-    // bounded set) keep their own programs.
-    tuning.radius_arg_above = 12;
-    // 2-D windows by FFT from 31x31. PoCL, 3840x2160 f32, random windows, direct / FFT: 21x21
-    // 53.0 / 90.0 ms, 31x31 97.4 / 90.4, 41x41 166.5 / 117.0, 63x63 384.8 / 116.8; one FFT unit
-    // costs what 38-54 direct taps do.
-    tuning.fft_tap_cost = 45;
-    // The fast Gaussian's boxes one launch each, VW columns per work-item from vector loads: one
-    // launch per axis, a column per work-item, took 2.2-2.6x longer (3840x2160 f32, sigma 20 73.8
-    // against 33.8 ms, sigma 60 103.3 against 39.5).
-    tuning.fused_box_passes = false;
-  }
+  // 4 x 4 outputs per work-item from aligned float4 reads (the blocked direct kernels); the
+  // tiled variant (--variant tiled) uses 248x4 tiles of 64 work-items, whose 62 + 2 float4s per
+  // staged row are one copy trip per work-item. Direct by default: NVIDIA runs
+  // async_work_group_copy as a blocking loop plus a barrier per call, so a tile pays one
+  // global-memory latency per staged row that direct reads overlap (docs/PERFORMANCE.md).
+  tuning.variant = Variant::direct;
+  tuning.vector_width = 4;
+  tuning.tile_width = 248;
+  tuning.tile_height = 4;
+  tuning.group_width = 64;
+  // Separable kernels past 7x7 take the tiled single pass below at every radius: with the
+  // weights passed by value it beats the one pass in registers (8-row blocks) from radius 4.
+  // H100, 8192^2 f32, registers / tiled ms: sigma 1 (radius 4) 0.199 / 0.195, sigma 1.2
+  // 0.220 / 0.203, sigma 1.5 0.219 / 0.207, box r5 0.221 / 0.204 (docs/PERFORMANCE.md).
+  tuning.separable_rows = 0;
+  // Blocked 2-D windows: 4x4 outputs per work-item up to radius 8, 4x8 from 9. H100, 8192^2 f32,
+  // random windows, 4x4 / 4x8 ms: 9x9 0.273 / 0.323, 13x13 0.630 / 0.660, 15x15 0.908 / 1.953,
+  // 17x17 1.071 / 1.196, 19x19 1.580 / 1.319, 23x23 2.979 / 1.874.
+  tuning.tall_block_min_radius = 9;
+  // Blocked 2-D windows up to 33x33: a random 31x31 kernel 3.61 ms against 19.2 ms one output
+  // per work-item on the H100 (docs/PERFORMANCE.md); past that the unrolled code grows as r^3.
+  tuning.blocked_max_radius = 16;
+  // Separable filters: the tiled single pass, row results in __local (H100: sigma 3 0.243
+  // against 0.415 ms in two passes, sigma 20 1.67 against 8.32). 32-column tiles, 128 rows for
+  // literal radii and 256 for radii as arguments. H100, 8192^2 f32, 256 / 128 rows, ms: sigma 3
+  // 0.253 / 0.243, sigma 8 0.486 / 0.463, box r30 0.471 / 0.448; as arguments sigma 20
+  // 1.673 / 1.968, sigma 45 4.356 / 5.084.
+  tuning.separable_variant = Variant::tiled;
+  tuning.separable_tile_width = 32;
+  tuning.separable_tile_rows = 256;
+  tuning.separable_literal_tile_rows = 128;
+  tuning.separable_block_rows = 8;
+  // 16-column tiles where 32 would more than double the row work: sigma 45's 360 halo rows
+  // leave 32-column tiles 16 rows in NVIDIA's 48 KiB (12.7 ms), 16-column ones 392 (4.9 ms).
+  tuning.separable_min_tile_width = 16;
+  // The tiled pass takes radii past 32 as arguments: one program per tile shape, where a radius
+  // of its own costs a cold build of 7 s at radius 32 (sigma 8) and 20 s at 84 (sigma 21),
+  // against 2.8-3.0 s. H100, 8192^2 f32, arguments / literal ms: sigma 4 0.516 / 0.357,
+  // sigma 8 0.789 / 0.632, box r30 0.787 / 0.591, sigma 20 1.686 / 1.595, sigma 30
+  // 2.931 / 2.859, sigma 45 4.324 / 4.900, sigma 60 5.832 / 7.425 (docs/PERFORMANCE.md).
+  tuning.radius_arg_above = 32;
+  // 2-D windows by FFT from 25x25 (fft_pays). H100, 8192^2 f32, random windows, direct / FFT:
+  // 15x15 1.96 / 2.74 ms, 21x21 1.86 / 2.24, 31x31 3.64 / 2.23, 41x41 33.1 / 2.51 (past the
+  // blocked radius), 63x63 78.7 / 2.51; one FFT unit costs what 27-29 direct taps do there.
+  tuning.fft_tap_cost = 28;
+  // The fast Gaussian's boxes of an axis in one launch (where the plugin's rules allow): H100,
+  // 8192^2 f32, sigma 8 1.40 against 2.92 ms, sigma 20 1.97 against 2.90.
+  tuning.fused_box_passes = true;
+  // method=fast takes its boxes from sigma 24; below, the exact tiled pass is faster. H100,
+  // 8192^2 f32, exact / fast kernel ms: sigma 16 1.424 / 1.707, 20 1.683 / 1.964, 22 1.804 /
+  // 2.111, 24 2.351 / 2.249, 26 2.590 / 2.370, 30 2.950 / 2.719.
+  tuning.fast_gaussian_min_sigma = 24;
   return tuning;
 }
+
+Tuning cpu_tuning() {
+  Tuning tuning;
+  // On CPUs __local is only an extra copy through the same caches.
+  // One SIMD register of outputs per work-item (16 floats = AVX-512; fine on AVX2 too).
+  tuning.variant = Variant::direct;
+  tuning.tile_width = 64;
+  tuning.tile_height = 8;
+  tuning.group_width = 64;
+  tuning.vector_width = 16;
+  // Windows of 7x7 and more: 4 vectors of 16 per work-item, each weight read feeding all 4
+  // (PoCL, 3840x2160 f32: random 31x31 275.6 -> 97.0 ms, 7x7 9.9 -> 6.3 ms, the sigma 20 row
+  // pass's 161 taps 93.8 -> 51.6 ms for the Gaussian; 5x5 4.1 -> 4.5 ms, so not below 49 taps;
+  // 8 vectors 120.6 ms at 31x31).
+  tuning.vectors = 4;
+  tuning.vectors_min_taps = 49;
+  // Radii past 12 as kernel arguments: a sweep of 50 Gaussian sigmas (bench/compile_sweep.py)
+  // built 102 programs in 58.5 s, now 4 in 3.5 s. The loops the compiler can no longer unroll
+  // cost 4-12% at 31x31 and sigma 20, but 18-33% at sigma 3's 25 taps, so radii up to 12 (a
+  // bounded set) keep their own programs.
+  tuning.radius_arg_above = 12;
+  // 2-D windows by FFT from 31x31. PoCL, 3840x2160 f32, random windows, direct / FFT: 21x21
+  // 53.0 / 90.0 ms, 31x31 97.4 / 90.4, 41x41 166.5 / 117.0, 63x63 384.8 / 116.8; one FFT unit
+  // costs what 38-54 direct taps do.
+  tuning.fft_tap_cost = 45;
+  // The fast Gaussian's boxes one launch each, VW columns per work-item from vector loads: one
+  // launch per axis, a column per work-item, took 2.2-2.6x longer (3840x2160 f32, sigma 20 73.8
+  // against 33.8 ms, sigma 60 103.3 against 39.5).
+  tuning.fused_box_passes = false;
+  return tuning;
+}
+
+Tuning default_tuning(const DeviceInfo& info) { return info.is_gpu ? gpu_tuning() : cpu_tuning(); }
 
 }  // namespace
 

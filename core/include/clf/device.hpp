@@ -74,6 +74,9 @@ struct Tuning {
   // The Gaussian's method=fast: all box passes of an axis in one launch, each box's running sum
   // fed by the one before through __local delay lines (false: one launch per box).
   bool fused_box_passes = false;
+  // method=fast takes its boxes from this sigma on; below it the exact kernel, as fast or faster
+  // here and exact, stands in for them.
+  double fast_gaussian_min_sigma = 5;
 };
 const char* variant_name(Variant variant);
 
