@@ -327,7 +327,7 @@ int main(int argc, char** argv) try {
       batch = std::max(1, std::stoi(next()));  // N images over the devices
     else if (a == "--jobs")
       jobs_per_device = std::max(1, std::stoi(next()));
-    else if (a == "--separable-rows")
+    else if (a == "--separable-rows")  // the direct rows' one pass in registers (0: none)
       separable_rows = std::max(0, std::stoi(next()));
     else if (a == "--vectors") {  // vectors per work-item of the vector kernel, from N taps
       if (std::sscanf(next().c_str(), "%d,%d", &vectors, &vectors_min_taps) != 2 || vectors < 1)
@@ -461,6 +461,7 @@ int main(int argc, char** argv) try {
   {  // the command line's overrides of the device's tuning table
     clf::Tuning t = device->tuning();
     if (separable_rows >= 0) t.separable_rows = separable_rows;
+    if (separable_rows > 0 && t.separable_max_radius == 0) t.separable_max_radius = 12;
     if (vectors > 0) t.vectors = vectors, t.vectors_min_taps = vectors_min_taps;
     if (blocked_max_radius >= 0) t.blocked_max_radius = blocked_max_radius;
     if (tall_block_rows > 0) t.tall_block_rows = tall_block_rows, t.tall_block_min_radius = 4;
