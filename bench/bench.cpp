@@ -353,7 +353,7 @@ int main(int argc, char** argv) try {
       if (v != "fused" && v != "separate")
         throw clf::Error(clf::ErrorKind::usage, "--box-passes expects fused or separate");
       fused_boxes = v == "fused";
-    } else if (a == "--taps-by-value") {  // separable single passes: weights by value or buffer
+    } else if (a == "--taps-by-value") {  // blocked and tiled kernels: weights by value or buffer
       const std::string v = next();
       if (v != "0" && v != "1")
         throw clf::Error(clf::ErrorKind::usage, "--taps-by-value expects 0 or 1");

@@ -258,8 +258,8 @@ class GaussianFactory : public FilterFactory {
     char why[120] = "";
     if (fast)
       std::snprintf(why, sizeof why,
-                    " (method=fast is exact below sigma %g on this device: as fast or faster, and "
-                    "exact)",
+                    " (method=fast is exact below sigma %g on this device: as fast or faster "
+                    "there)",
                     fast_from);
     std::snprintf(what, sizeof what, "gaussian sigma %gx%g radius %dx%d%s", sx, sy, rx, ry, why);
     return std::make_unique<SeparableFilter>(device, gaussian_taps(sx, rx), gaussian_taps(sy, ry),
