@@ -131,6 +131,21 @@ Tiling fit_separable_tiling(const Tuning& tuning, uint64_t local_bytes, size_t m
   return best;
 }
 
+KernelWeights::KernelWeights(Device& device, const std::vector<float>& weights, bool by_value,
+                             const std::string& what) {
+  if (by_value)
+    values_ = weights;
+  else
+    buffer_ = device.upload(weights.data(), weights.size() * sizeof(float), what.c_str());
+}
+
+void KernelWeights::pass(KernelArgs& args) const {
+  if (by_value())
+    args.bytes(values_.data(), values_.size() * sizeof(float));
+  else
+    args << buffer_.get();
+}
+
 Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float>& weights,
                          float delta, const std::string& name)
     : delta_(delta), rx_(rx), ry_(ry), name_(name), tiling_(choose_tiling(device, rx, ry)) {
@@ -185,16 +200,13 @@ Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float
   // speed either way) 0.189 / 0.197.
   const bool by_value = tuning.taps_by_value && !any_radius_ &&
                         (tiling_.blocked() || tiling_.variant == Variant::tiled) &&
-                        weights.size() > 25 && weight_bytes <= 1024 - 128;
+                        weights.size() > 25 && KernelWeights::fit_by_value(weights.size());
   if (by_value) options += " -D CLF_TAPS_BY_VALUE";
   cl::Program program =
       device.build("clf_correlate", "", options + tiling_.defines(), Helpers::correlate);
   kernel_ = device.kernel(
       program, any_radius_ ? "clf_correlate_any" : ("clf_correlate" + tiling_.suffix()).c_str());
-  if (by_value)
-    taps_ = weights;
-  else
-    weights_ = device.upload(weights.data(), weight_bytes, (name + " weights").c_str());
+  weights_ = KernelWeights(device, weights, by_value, name + " weights");
 }
 
 void Correlation::enqueue(const Stage& stage, const Plane& src, const Plane& dst) const {
@@ -202,10 +214,7 @@ void Correlation::enqueue(const Stage& stage, const Plane& src, const Plane& dst
   cl::Kernel kernel = kernel_;  // copies share one kernel object: arguments are set per launch
   KernelArgs args(kernel);
   args << src << dst << dst.width << dst.rows;
-  if (!taps_.empty())
-    args.bytes(taps_.data(), taps_.size() * sizeof(float));
-  else
-    args << weights_.get();
+  weights_.pass(args);
   args << delta_;
   if (any_radius_) args << rx_ << ry_;
   stage.launch(kernel, tiling_.global(dst.width, dst.rows, stage.channels()), tiling_.local(),
@@ -214,7 +223,7 @@ void Correlation::enqueue(const Stage& stage, const Plane& src, const Plane& dst
 
 std::string Correlation::describe() const {
   return tiling_.describe() + (any_radius_ ? ", radii as arguments" : "") +
-         (taps_.empty() ? "" : ", weights by value") +
+         (weights_.by_value() ? ", weights by value" : "") +
          (zero_taps_ > 0 ? ", " + std::to_string(zero_taps_) + " zero taps left out" : "");
 }
 
@@ -260,10 +269,9 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
     const std::string radii = tiled && any_radius_
                                   ? "-D RX=rx -D RY=ry -D CLF_SEPARABLE_ANY"
                                   : "-D RX=" + std::to_string(rx) + " -D RY=" + std::to_string(ry_);
-    // Weights by value where the literal radii size their structs, within the 1 KiB of
-    // arguments every OpenCL device takes (the other arguments need under 128 bytes).
-    const bool by_value = tuning.taps_by_value && !(tiled && any_radius_) &&
-                          (kx.size() + ky.size()) * sizeof(float) <= 1024 - 128;
+    // Weights by value where the literal radii size their structs and both fit the arguments.
+    const bool by_value =
+        tuning.taps_by_value && !any_radius_ && KernelWeights::fit_by_value(kx.size() + ky.size());
     const std::string options = radii + " -D CLF_SEPARABLE" +
                                 (tiled ? " -D LX=" + std::to_string(t.group_width) +
                                              " -D LY=" + std::to_string(t.group_rows) +
@@ -274,15 +282,8 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
                               tiled ? "clf_separable_tiled" : "clf_separable_blocked");
     const size_t limit = one_pass_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device.device());
     if (limit >= size_t(t.group_width) * size_t(t.group_rows)) {
-      if (by_value) {
-        one_pass_kx_ = kx;
-        one_pass_ky_ = ky;
-      } else {
-        one_pass_wx_ =
-            device.upload(kx.data(), kx.size() * sizeof(float), (name + " row weights").c_str());
-        one_pass_wy_ =
-            device.upload(ky.data(), ky.size() * sizeof(float), (name + " column weights").c_str());
-      }
+      one_pass_wx_ = KernelWeights(device, kx, by_value, name + " row weights");
+      one_pass_wy_ = KernelWeights(device, ky, by_value, name + " column weights");
       two_pass_ = false;
       return;
     }
@@ -308,11 +309,8 @@ void SeparableCorrelation::enqueue(const Stage& stage, const Plane& src, const P
     cl::Kernel kernel = one_pass_;
     KernelArgs args(kernel);
     args << src << dst << dst.width << dst.rows;
-    if (!one_pass_kx_.empty())
-      args.bytes(one_pass_kx_.data(), one_pass_kx_.size() * sizeof(float))
-          .bytes(one_pass_ky_.data(), one_pass_ky_.size() * sizeof(float));
-    else
-      args << one_pass_wx_.get() << one_pass_wy_.get();
+    one_pass_wx_.pass(args);
+    one_pass_wy_.pass(args);
     args << delta_;
     cl::NDRange global = t.global(dst.width, dst.rows, stage.channels());
     if (t.variant == Variant::tiled) {  // groups march down `steps` tiles each
@@ -369,7 +367,7 @@ std::string SeparableCorrelation::describe() const {
   if (one_pass_())
     return "separable single pass, " + one_pass_tiling_.describe() +
            (any_radius_ ? ", radii as arguments" : "") +
-           (one_pass_kx_.empty() ? "" : ", weights by value");
+           (one_pass_wx_.by_value() ? ", weights by value" : "");
   return (two_pass_ ? "separable 2-pass, " : "single pass, ") + passes_[0].describe();
 }
 

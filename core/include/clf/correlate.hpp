@@ -58,6 +58,24 @@ std::vector<float> gaussian_taps(double sigma, int radius);
 // OpenCV's radius for a sigma: ksize = round(8 sigma + 1) | 1, radius = ksize / 2.
 int gaussian_radius(double sigma);
 
+// A kernel's weights: in a __constant buffer, or kept here and passed by value, as a struct the
+// kernel declares (-D CLF_TAPS_BY_VALUE, Tuning::taps_by_value).
+class KernelWeights {
+ public:
+  // Whether n weights fit the 1 KiB of arguments every OpenCL device takes, beside the other
+  // arguments of the correlation kernels (under 128 bytes).
+  static bool fit_by_value(size_t n) { return n * sizeof(float) <= 1024 - 128; }
+  KernelWeights() = default;
+  KernelWeights(Device& device, const std::vector<float>& weights, bool by_value,
+                const std::string& what);
+  bool by_value() const { return !values_.empty(); }
+  void pass(KernelArgs& args) const;  // the next argument of the kernel
+
+ private:
+  DeviceBuffer buffer_;
+  std::vector<float> values_;
+};
+
 class Correlation {
  public:
   // weights: (2*ry + 1) rows x (2*rx + 1) columns, row-major. `name` appears in errors and traces.
@@ -73,8 +91,7 @@ class Correlation {
 
  private:
   cl::Kernel kernel_;
-  DeviceBuffer weights_;
-  std::vector<float> taps_;  // the weights passed by value (Tuning::taps_by_value), or empty
+  KernelWeights weights_;
   float delta_;
   int rx_, ry_;
   std::string name_;
@@ -105,9 +122,7 @@ class SeparableCorrelation {
   // Single pass over a two-pass-sized kernel (Tuning::separable_rows, or separable_variant
   // tiled): its kernel, weights and layout.
   cl::Kernel one_pass_;
-  DeviceBuffer one_pass_wx_, one_pass_wy_;
-  // Or, with Tuning::taps_by_value, the weights themselves, passed by value (-D CLF_TAPS_BY_VALUE).
-  std::vector<float> one_pass_kx_, one_pass_ky_;
+  KernelWeights one_pass_wx_, one_pass_wy_;
   Tiling one_pass_tiling_;
   // The tiled single pass: tiles each group marches down, for a launch of `tiles` tiles a column.
   int marching_steps(int width, int tiles) const;
