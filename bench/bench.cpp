@@ -283,7 +283,7 @@ int main(int argc, char** argv) try {
   int batch = 0, jobs_per_device = 2, separable_rows = -1;
   // --separable-tile: 0 = the device's tuning
   int tile_w = 0, tile_rows = 0, block_rows = 0, tile_steps = 0, tile_min_w = 0;
-  int fused_boxes = -1;                   // --box-passes fused|separate: -1 = the device's tuning
+  double fast_min_sigma = -1;             // --fast-min-sigma S: -1 = the device's tuning
   int taps_by_value = -1;                 // --taps-by-value 0|1: -1 = the device's tuning
   int blocked_max_radius = -1;            // -1 = the device's tuning
   int tall_block_rows = 0;                // --tall-block-rows: 0 = the device's tuning
@@ -348,17 +348,14 @@ int main(int argc, char** argv) try {
           tile_w < 4 || tile_rows < 1 || block_rows < 1 || tile_steps < 0)
         throw clf::Error(clf::ErrorKind::usage,
                          "--separable-tile expects WxRxTH[xSTEPS], e.g. 64x128x8 or 32x256x8x4");
-    } else if (a == "--box-passes") {  // the fast Gaussian's boxes: one launch per axis or each
-      const std::string v = next();
-      if (v != "fused" && v != "separate")
-        throw clf::Error(clf::ErrorKind::usage, "--box-passes expects fused or separate");
-      fused_boxes = v == "fused";
     } else if (a == "--taps-by-value") {  // blocked and tiled kernels: weights by value or buffer
       const std::string v = next();
       if (v != "0" && v != "1")
         throw clf::Error(clf::ErrorKind::usage, "--taps-by-value expects 0 or 1");
       taps_by_value = v == "1";
-    } else if (a == "--separable-min-width")  // the narrowest tile the fit may take, columns
+    } else if (a == "--fast-min-sigma")  // gaussian method=fast from this sigma (below, exact)
+      fast_min_sigma = std::max(0.0, std::stod(next()));
+    else if (a == "--separable-min-width")  // the narrowest tile the fit may take, columns
       tile_min_w = std::max(4, std::stoi(next()));
     else if (a == "-h" || a == "--help") {
       std::cout
@@ -368,8 +365,8 @@ int main(int argc, char** argv) try {
              "FILE]\n"
              "                      [--strip-rows N] [--slots N] [--pageable] [--scale] [--smoke]\n"
              "                      [--separable-rows N] [--separable-tile WxRxTH[xSTEPS]]\n"
-             "                      [--separable-min-width N] [--box-passes fused|separate]\n"
-             "                      [--taps-by-value 0|1]\n"
+             "                      [--separable-min-width N]\n"
+             "                      [--taps-by-value 0|1] [--fast-min-sigma S]\n"
              "                      [--blocked-max-radius N] [--vectors N,MIN_TAPS]\n"
              "                      [--radius-arg-above R] [--tall-block-rows N] [--block-rows N]\n"
              "                      [--group-width N]\n"
@@ -476,8 +473,8 @@ int main(int argc, char** argv) try {
       t.separable_literal_tile_rows = 0;  // the rows given, whatever the radius
     }
     if (tile_min_w > 0) t.separable_min_tile_width = tile_min_w;
-    if (fused_boxes >= 0) t.fused_box_passes = fused_boxes == 1;
     if (taps_by_value >= 0) t.taps_by_value = taps_by_value == 1;
+    if (fast_min_sigma >= 0) t.fast_gaussian_min_sigma = fast_min_sigma;
     device->set_tuning(t);
   }
   const clf::Tuning base = device->tuning();

@@ -25,7 +25,7 @@ TEST_CASE("streamed output equals whole-image output for any strip height, slot 
        "box:radius=1,border=constant,border_value=0.5"},
       {"convolve:kernel=1,0,-1;2,0,-2;1,0,-1,border=reflect", "box:radius=4,border=reflect101"},
       {"box:radius=2,border=wrap", "sobel"},
-      {"gaussian:sigma=6,method=fast,border=reflect", "sobel"},  // box passes over temp planes
+      {"gaussian:sigma=6,method=fast,border=reflect", "sobel"},  // multirate, coarse planes in temps
       {"gaussian:sigma=5.5,method=fast,border=wrap"},
   };
   for (const auto& chain : chains) {

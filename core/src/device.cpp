@@ -147,13 +147,9 @@ Tuning gpu_tuning() {
   // 15x15 1.96 / 2.74 ms, 21x21 1.86 / 2.24, 31x31 3.64 / 2.23, 41x41 33.1 / 2.51 (past the
   // blocked radius), 63x63 78.7 / 2.51; one FFT unit costs what 27-29 direct taps do there.
   tuning.fft_tap_cost = 28;
-  // The fast Gaussian's boxes of an axis in one launch (where the plugin's rules allow): H100,
-  // 8192^2 f32, sigma 8 1.40 against 2.92 ms, sigma 20 1.97 against 2.90.
-  tuning.fused_box_passes = true;
-  // method=fast takes its boxes from sigma 24; below, the exact tiled pass is faster. H100,
-  // 8192^2 f32, exact / fast kernel ms: sigma 16 1.424 / 1.707, 20 1.683 / 1.964, 22 1.804 /
-  // 2.111, 24 2.351 / 2.249, 26 2.590 / 2.370, 30 2.950 / 2.719.
-  tuning.fast_gaussian_min_sigma = 24;
+  // method=fast from sigma 9: at 8 the exact tiled pass is still faster (H100, 8192^2 f32, exact /
+  // multirate kernel ms: sigma 8 0.461 / 0.518, 12 1.073 / 0.524, 20 1.684 / 0.357).
+  tuning.fast_gaussian_min_sigma = 9;
   return tuning;
 }
 
@@ -181,10 +177,6 @@ Tuning cpu_tuning() {
   // 53.0 / 90.0 ms, 31x31 97.4 / 90.4, 41x41 166.5 / 117.0, 63x63 384.8 / 116.8; one FFT unit
   // costs what 38-54 direct taps do.
   tuning.fft_tap_cost = 45;
-  // The fast Gaussian's boxes one launch each, VW columns per work-item from vector loads: one
-  // launch per axis, a column per work-item, took 2.2-2.6x longer (3840x2160 f32, sigma 20 73.8
-  // against 33.8 ms, sigma 60 103.3 against 39.5).
-  tuning.fused_box_passes = false;
   return tuning;
 }
 

@@ -390,7 +390,7 @@ void Run::enqueue_stage(int s, StripCommands& strip, Slot& slot) {
   StageBinder::set_planes(stage, input,
                           plane_rows(plane(s + 1, slot.work[(s + 1) % 2], next_own),
                                      own.begin - next_own.begin, own.size()),
-                          std::move(temps));
+                          std::move(temps), own.begin);
   chain_[size_t(s)]->enqueue(stage);
 }
 

@@ -25,7 +25,8 @@ struct StageBinder {
     stage.span_begins_ = span_begins;
   }
   static void set_planes(Stage& stage, const Plane& input, const Plane& output,
-                         std::vector<Plane> temps) {
+                         std::vector<Plane> temps, int first_row) {
+    stage.first_row_ = first_row;
     stage.input_ = input;
     stage.output_ = output;
     stage.temps_ = std::move(temps);

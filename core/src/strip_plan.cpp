@@ -44,7 +44,7 @@ StripPlan::StripPlan(const std::vector<StageShape>& stages, const ImageShape& im
     return int(cyclic_ ? rows : std::min<int64_t>(height(), rows));
   };
   // Temp planes keep the widest filter's horizontal margin too (multi-pass filters compute over
-  // the halo columns, as box passes do).
+  // the halo columns, as the multirate blur does).
   int temp_hx = 0;
   for (const auto& stage : stages_)
     if (stage.temps > 0) temp_hx = std::max(temp_hx, stage.hx);
@@ -141,9 +141,9 @@ StripChoice choose_strips(const std::vector<StageShape>& stages, const ImageShap
     const int min_strips = std::min(gpu ? 2 : 4, height);
     const int strips = std::max((height + by_bytes - 1) / by_bytes, min_strips);
     // At least 4 times the chain's halo rows on GPUs, twice on CPUs: each strip computes its halo
-    // rows again (a row pass, box passes), so a strip as short as its halo would double the
-    // work. On CPUs taller strips fall out of the caches and add their memory (a 16384-wide RGB
-    // TIFF, sigma 3: 21, 24 and 48 rows all took 5.4 s; 48 rows used 55 MiB more).
+    // rows again (a row pass, the multirate blur's coarse rows), so a strip as short as its halo
+    // would double the work. On CPUs taller strips fall out of the caches and add their memory (a
+    // 16384-wide RGB TIFF, sigma 3: 21, 24 and 48 rows all took 5.4 s; 48 rows used 55 MiB more).
     int halo = 0;
     for (const auto& stage : stages) halo += stage.hy;
     const int target =

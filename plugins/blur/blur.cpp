@@ -1,6 +1,6 @@
 // blur: Gaussian and box blurs (OpenCV GaussianBlur / boxFilter semantics), both separable
-// correlations on the shared kernels (clf::SeparableFilter); the Gaussian's method=fast stacks
-// box passes computed with running sums (box_passes.cl). One plugin, two filters.
+// correlations on the shared kernels (clf::SeparableFilter); the Gaussian's method=fast is a
+// multirate blur (multirate.cl). One plugin, two filters.
 #include <algorithm>
 #include <clf/correlate.hpp>
 #include <clf/error.hpp>
@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "blur_kernels.hpp"  // blur_box_passes_cl
+#include "blur_kernels.hpp"  // blur_multirate_cl
 
 namespace {
 using namespace clf;
@@ -38,198 +38,149 @@ std::vector<ParamSpec> gaussian_params() {
           .at_most(max_radius),
       ParamSpec::one_of(
           "method", {"auto", "exact", "fast"},
-          "exact: OpenCV's kernel, radius from sigma. fast: 4 stacked box passes per axis with "
-          "running sums, the same cost at any sigma; sigma matched to within 3%; for sigma >= 5 "
-          "(below, exact; on GPUs below 24, where the exact kernel is faster); the output differs "
-          "from exact by at most 8.4% of the image's value "
-          "range (a bound over every image; on photographs at sigma 8 and 20, at most 0.3% RMS and "
-          "2% at any pixel). auto: exact")
+          "exact: OpenCV's kernel, radius from sigma. fast: a multirate blur (a Gaussian of D "
+          "sampled every D pixels, the rest of sigma on that grid, a Gaussian of D back; D up to "
+          "sigma / 2), the same cost at any sigma; for sigma >= 8, on GPUs 9 (below, exact); the "
+          "output differs from exact by at most 0.025% of the image's value range (a bound over "
+          "every image). auto: exact")
           .fallback("auto"),
   });
 }
 
-// ---- method=fast: stacked box passes ---------------------------------------------------------
-constexpr int box_passes = 4;
+// ---- method=fast: a multirate Gaussian (multirate.cl) ------------------------------------
+// Per axis: a prefilter of sigma D sampled every D pixels, an exact Gaussian on that coarse grid,
+// and a Gaussian of sigma D back to every pixel. D is the largest power of two up to sigma / 2
+// (at most 16: the prefilter's 8D + 1 taps pass by value), so the coarse blur's sigma,
+// sqrt(sigma^2 - 2 D^2) / D, lies in [1.41, 3.75) coarse pixels below sigma 64 (about 4 D
+// pixels and 8 up taps per pixel per axis whatever sigma is).
+constexpr int up_taps_each_side = 4;  // T: a Gaussian of D reaches 4 coarse samples
 
-// Radii of box_passes boxes whose stacked variance is closest to sigma^2 with odd widths: m boxes
-// of width wl and the others wl + 2 (a box of width w adds (w^2 - 1) / 12).
-std::vector<int> box_radii(double sigma) {
-  int wl = int(std::floor(std::sqrt(12 * sigma * sigma / box_passes + 1)));
-  wl = std::max(1, wl % 2 ? wl : wl - 1);
-  const int wu = wl + 2;
-  const double excess = box_passes * (wu * wu - 1) - 12 * sigma * sigma;
-  const int m = std::clamp(int(std::lround(excess / (4.0 * wl + 4))), 0, box_passes);
-  std::vector<int> radii;
-  for (int i = 0; i < box_passes; ++i) radii.push_back(((i < m ? wl : wu) - 1) / 2);
-  return radii;
-}
+struct MultirateAxis {
+  int d = 1;          // decimation
+  int r2 = 0;         // coarse blur radius, coarse samples
+  double sigma2 = 0;  // coarse blur sigma, coarse samples
+  explicit MultirateAxis(double sigma) {
+    while (d < 16 && 2 * (2 * d) <= sigma) d *= 2;
+    sigma2 = std::sqrt(std::max(0.0, sigma * sigma - 2.0 * d * d)) / d;
+    r2 = int(std::ceil(4 * sigma2));
+  }
+  int r1() const { return 4 * d; }
+  // Pixels of input an output reads on each side: through the up taps (T + 1 coarse samples), the
+  // coarse blur (r2) and the prefilter (4D).
+  int halo() const { return d * (up_taps_each_side + 1 + r2) + r1(); }
+  // The up taps: phase p (output D b + p) weighs samples b - T .. b + T + 1 by a Gaussian of D at
+  // p - D t, normalised per phase.
+  std::vector<float> up_weights() const {
+    std::vector<float> w;
+    for (int p = 0; p < d; ++p) {
+      std::vector<double> phase;
+      double total = 0;
+      for (int t = -up_taps_each_side; t <= up_taps_each_side + 1; ++t)
+        total += phase.emplace_back(std::exp(-0.5 * (p - d * t) * (p - d * t) / (double(d) * d)));
+      for (double v : phase) w.push_back(float(v / total));
+    }
+    return w;
+  }
+};
 
-// The sigma a stack of boxes has: sqrt(sum of (w^2 - 1) / 12).
-double stacked_sigma(const std::vector<int>& radii) {
-  double variance = 0;
-  for (int r : radii) variance += ((2.0 * r + 1) * (2.0 * r + 1) - 1) / 12;
-  return std::sqrt(variance);
-}
+int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
-int sum(const std::vector<int>& v) {
-  int total = 0;
-  for (int x : v) total += x;
-  return total;
-}
-
-// A Gaussian as box_passes box passes down the columns, then box_passes along the rows, over the
-// border-extended input: the same semantics as the exact kernel (extend, then filter), with a
-// kernel that is a piecewise cubic instead of exp(). The column passes run over every halo column
-// (the row passes read them), each pass's rows shrinking by its radius, alternating between the
-// stage's two temp planes. The row passes run as column passes too, over the result transposed
-// into those planes (coalesced reads and writes on GPUs, vector loads on CPUs); the last is
-// transposed back into the output.
-class FastGaussian : public Filter {
+class MultirateGaussian : public Filter {
  public:
-  FastGaussian(Device& device, double sx, double sy, Border border, std::string what)
-      : rx_(box_radii(sx)), ry_(box_radii(sy)), border_(border), what_(std::move(what)) {
-    for (int n : {2, 4, 8, 16})
-      if (device.tuning().vector_width == n) vw_ = n;
-    const cl::Program program = device.build("box_passes.cl", blur_box_passes_cl,
-                                             " -D VW=" + std::to_string(vw_), Helpers::stage);
-    pass_ = cl::Kernel(program, "box_pass");
-    stack_ = cl::Kernel(program, "box_stack");
-    compute_units_ = uint64_t(std::max(1, device.info().compute_units));
-    // One launch per axis where the rings of 64 columns fit local memory (1 KiB left for the
-    // runtime): H100 (48 KiB), one launch / one per box, sigma 26 2.37 / 2.79 ms, sigma 30 (41
-    // KiB) 2.73 / 2.97. Groups of fewer columns were far slower: sigma 60 in 32 columns 7.56 /
-    // 3.33 ms (docs/PERFORMANCE.md).
-    fused_ =
-        device.tuning().fused_box_passes &&
-        64 * std::max(ring_bytes(rx_), ring_bytes(ry_)) + 1024 <= device.info().local_mem_bytes;
-    plain_ = device.info().is_cpu;
-    transpose_ = cl::Kernel(program, plain_ ? "box_transpose_plain" : "box_transpose");
-    char text[200];
+  MultirateGaussian(Device& device, double sx, double sy, Border border, std::string what)
+      : x_(sx), y_(sy), border_(border), what_(std::move(what)) {
+    for (const MultirateAxis* a : {&x_, &y_}) {
+      Kernels& k = a == &x_ ? kx_ : ky_;
+      const cl::Program program = device.build(
+          "multirate.cl", blur_multirate_cl,
+          " -D MR_D=" + std::to_string(a->d) + " -D MR_T=" + std::to_string(up_taps_each_side),
+          Helpers::stage);
+      k.down_v = cl::Kernel(program, "mr_down_v");
+      k.down_h = cl::Kernel(program, "mr_down_h");
+      k.blur = cl::Kernel(program, "mr_blur");
+      k.up_v = cl::Kernel(program, "mr_up_v");
+      k.up_h = cl::Kernel(program, "mr_up_h");
+      k.prefilter = gaussian_taps(a->d, a->r1());
+      k.up = a->up_weights();
+      const std::vector<float> g2 = gaussian_taps(a->sigma2, a->r2);
+      k.coarse = device.upload(g2.data(), g2.size() * sizeof(float), "gaussian coarse taps");
+    }
+    char text[160];
     std::snprintf(text, sizeof text,
-                  ", fast: %d box passes per axis%s (sigma %.2fx%.2f), halo %dx%d", box_passes,
-                  fused_ ? " (one launch each where strips allow)" : "", stacked_sigma(rx_),
-                  stacked_sigma(ry_), sum(rx_), sum(ry_));
+                  ", fast: multirate, every %dx%d pixels, coarse sigma %.2fx%.2f, halo %dx%d", x_.d,
+                  y_.d, x_.sigma2, y_.sigma2, x_.halo(), y_.halo());
     what_ += text;
   }
-  Halo halo() const override { return {sum(rx_), sum(ry_)}; }
+  Halo halo() const override { return {x_.halo(), y_.halo()}; }
   Border border() const override { return border_; }
   int temp_planes() const override { return 2; }
   std::string describe() const override { return what_; }
   void enqueue(Stage& stage) override {
-    const int hx = sum(rx_), width = stage.width(), rows = stage.rows();
-    // Columns over every halo column (the row passes read them), then rows as columns of the
-    // transposed temps. Each axis takes one launch (box_stack) where that has the work-items to
-    // run well, else one launch per box, its rows shrinking by the box's radius each time.
-    const Plane* src = &stage.input();
-    int t = 0;
-    if (const int seg = stack_segment(width + 2 * hx, rows, ry_)) {
-      stack(stage, *src, stage.temp(0), -hx, width + 2 * hx, rows, ry_, seg);
-      src = &stage.temp(0);
-      t = 1;
-    } else {
-      int left = sum(ry_);
-      for (int r : ry_) {
-        left -= r;
-        pass(stage, *src, stage.temp(t), -hx, -left, width + 2 * hx, rows + 2 * left, r);
-        src = &stage.temp(t);
-        t ^= 1;
-      }
-    }
-    // Transposed: row x holds column x, for x in [-hx, width + hx).
-    const Plane flipped[2] = {transposed(stage, 0), transposed(stage, 1)};
-    transpose(stage, *src, flipped[t], -hx, 0, width + 2 * hx, rows);
-    if (const int seg = stack_segment(rows, width, rx_)) {
-      stack(stage, flipped[t], flipped[t ^ 1], 0, rows, width, rx_, seg);
-      t ^= 1;
-    } else {
-      int left = hx;
-      for (int r : rx_) {
-        left -= r;
-        pass(stage, flipped[t], flipped[t ^ 1], 0, -left, rows, width + 2 * left, r);
-        t ^= 1;
-      }
-    }
-    transpose(stage, flipped[t], stage.output(), 0, 0, rows, width);
+    const int width = stage.width(), rows = stage.rows(), y0 = stage.first_row();
+    const int t = up_taps_each_side, dx = x_.d, dy = y_.d;
+    // Coarse samples the up taps read (rows j3 .., columns i3 .., the grid anchored at pixel 0),
+    // and those the coarse blur reads (r2 more on each side).
+    const int j3 = floor_div(y0, dy) - t, nj3 = floor_div(y0 + rows - 1, dy) + t + 1 - j3 + 1;
+    const int i3 = -t, ni3 = floor_div(width - 1, dx) + t + 1 - i3 + 1;
+    const int nj = nj3 + 2 * y_.r2, ni = ni3 + 2 * x_.r2;
+    const int j_lo = j3 - y_.r2, i_lo = i3 - x_.r2;
+    // Fine columns the prefilter along the rows reads: from D i_lo - 4D.
+    const int x_lo = dx * i_lo - x_.r1(), nx = dx * (ni - 1) + 2 * x_.r1() + 1;
+    const Plane down = sub_plane(stage, 0, nx, nj), coarse = sub_plane(stage, 1, ni, nj);
+    by_value(KernelArgs(ky_.down_v) << stage.input() << down << dy * j_lo - y0 << x_lo << nx << nj,
+             ky_.prefilter);
+    launch(stage, ky_.down_v, nx, (nj + 3) / 4, "mr_down_v");
+    by_value(KernelArgs(kx_.down_h) << down << coarse << ni << nj, kx_.prefilter);
+    launch(stage, kx_.down_h, (ni + 3) / 4, nj, "mr_down_h");
+    const Plane blurred_v = sub_plane(stage, 0, ni, nj3);
+    KernelArgs(ky_.blur) << coarse << blurred_v << ni << nj3 << y_.r2 << 1 << ky_.coarse.get();
+    launch(stage, ky_.blur, ni, nj3, "mr_blur");
+    const Plane blurred = sub_plane(stage, 1, ni3, nj3);
+    KernelArgs(kx_.blur) << blurred_v << blurred << ni3 << nj3 << x_.r2 << 0 << kx_.coarse.get();
+    launch(stage, kx_.blur, ni3, nj3, "mr_blur");
+    // Up the columns into every output row, then along the rows into every output column.
+    const Plane up = sub_plane(stage, 0, ni3, rows);
+    const int y_first = dy * (j3 + t) - y0;  // output row of the first work-item's phase 0
+    by_value(KernelArgs(ky_.up_v) << blurred << up << ni3 << rows << y_first, ky_.up);
+    launch(stage, ky_.up_v, ni3, nj3 - 2 * t - 1, "mr_up_v");
+    by_value(KernelArgs(kx_.up_h) << up << stage.output() << width << rows, kx_.up);
+    launch(stage, kx_.up_h, (width + dx - 1) / dx, rows, "mr_up_h");
   }
 
  private:
-  // Temp plane `i` seen transposed: (width + 2 hx) rows of `rows` samples, row 0 after hx rows.
-  static Plane transposed(const Stage& stage, int i) {
-    Plane p = stage.temp(i);
-    const int hx = p.origin % p.pitch;  // the temp's left margin, >= the halo
-    p.pitch = (stage.rows() + 3) / 4 * 4;
-    p.origin = hx * p.pitch;
-    p.width = stage.rows();
-    p.rows = stage.width();
-    if (int64_t(p.pitch) * (stage.width() + 2 * hx) > p.plane_stride)
-      throw Error(ErrorKind::device,
-                  "gaussian method=fast: a temp plane is too small to hold "
-                  "the strip transposed");
+  struct Kernels {
+    cl::Kernel down_v, down_h, blur, up_v, up_h;
+    std::vector<float> prefilter, up;
+    DeviceBuffer coarse;
+  };
+  // Taps the kernel declares as a struct of floats, passed by value.
+  static void by_value(KernelArgs& args, const std::vector<float>& taps) {
+    args.bytes(taps.data(), taps.size() * sizeof(float));
+  }
+  // A cols x rows plane at the start of temp `index` (each channel at the temp's stride).
+  static Plane sub_plane(const Stage& stage, int index, int cols, int rows) {
+    Plane p = stage.temp(index);
+    p.origin = 0;
+    p.pitch = (cols + 3) / 4 * 4;
+    p.width = cols;
+    p.rows = rows;
+    if (int64_t(p.pitch) * rows > p.plane_stride)
+      throw Error(ErrorKind::device, "gaussian method=fast: a temp plane is too small for a " +
+                                         std::to_string(cols) + "x" + std::to_string(rows) +
+                                         " plane");
     return p;
   }
-  // One column pass over [x0, x0 + w) x [y0, y0 + h); each work-item computes `seg` outputs down
-  // a column (seg >= 2r + 1: the first window costs at most one more read per output).
-  void pass(const Stage& stage, const Plane& src, const Plane& dst, int x0, int y0, int w, int h,
-            int r) {
-    const int seg = std::max(32, 2 * r + 1);
-    KernelArgs(pass_) << src << dst << x0 << y0 << w << h << r << seg;
-    stage.launch(pass_,
-                 cl::NDRange(size_t((w + vw_ - 1) / vw_ + 63) / 64 * 64,
-                             size_t((h + seg - 1) / seg), size_t(stage.channels())),
-                 cl::NDRange(64, 1, 1), "box_pass");
-  }
-  static_assert(box_passes == 4, "box_stack takes 4 radii");
-  // The segment box_stack would run an axis in, over w columns of h outputs, or 0 where one
-  // launch per box is the better choice. Segments of 8 R rows (R the radii's sum) repeat at most
-  // 1/4 of the work for the 2R window rows each reads first; shorter ones, down to 2R, give the
-  // device more work-items. A launch with fewer than 160 work-items per compute unit is
-  // latency-bound. On the H100, sigma 8's streamed strips (about 25 thousand work-items by this
-  // arithmetic) ran faster in one launch, and sigma 20's (about 17 thousand) slower
-  // (docs/PERFORMANCE.md).
-  int stack_segment(int w, int h, const std::vector<int>& radii) const {
-    if (!fused_) return 0;
-    const int total = sum(radii);
-    int seg = std::max(64, 8 * total);
-    auto items = [&] { return uint64_t(w) * uint64_t((h + seg - 1) / seg); };
-    while (seg > std::max(32, 2 * total) && items() < 512 * compute_units_) seg /= 2;
-    return items() >= 160 * compute_units_ ? seg : 0;
-  }
-  // All boxes of one axis in one launch (box_stack) over columns [x0, x0 + w) x rows [0, h), in
-  // groups of 64 columns (the constructor checked that their rings fit local memory).
-  void stack(const Stage& stage, const Plane& src, const Plane& dst, int x0, int w, int h,
-             const std::vector<int>& radii, int seg) {
-    const size_t group = 64;
-    KernelArgs(stack_) << src << dst << x0 << 0 << w << h
-                       << cl_int4{{radii[0], radii[1], radii[2], radii[3]}} << seg
-                       << cl::Local(group * ring_bytes(radii));
-    stage.launch(stack_,
-                 cl::NDRange((size_t(w) + group - 1) / group * group, size_t((h + seg - 1) / seg),
+  static void launch(const Stage& stage, const cl::Kernel& kernel, int cols, int rows,
+                     const char* name) {
+    stage.launch(kernel,
+                 cl::NDRange(size_t(cols + 63) / 64 * 64, size_t(std::max(rows, 1)),
                              size_t(stage.channels())),
-                 cl::NDRange(group, 1, 1), "box_stack");
+                 cl::NDRange(64, 1, 1), name);
   }
-  // box_stack's rings for one column: the last 2 r + 1 inputs of each box after the first.
-  static uint64_t ring_bytes(const std::vector<int>& radii) {
-    return uint64_t(2 * (sum(radii) - radii[0]) + 3) * sizeof(float);
-  }
-  void transpose(const Stage& stage, const Plane& src, const Plane& dst, int x0, int y0, int w,
-                 int h) {
-    KernelArgs(transpose_) << src << dst << x0 << y0 << w << h;
-    if (plain_)
-      return stage.launch(transpose_, cl::NDRange(size_t(h), size_t(w), size_t(stage.channels())),
-                          cl::NullRange, "box_transpose");
-    stage.launch(
-        transpose_,
-        cl::NDRange(size_t(w + 31) / 32 * 32, size_t(h + 31) / 32 * 8, size_t(stage.channels())),
-        cl::NDRange(32, 8, 1), "box_transpose");
-  }
-  std::vector<int> rx_, ry_;
+  MultirateAxis x_, y_;
   Border border_;
   std::string what_;
-  cl::Kernel pass_, stack_, transpose_;
-  bool fused_ = false;  // Tuning::fused_box_passes, where 64 columns' rings fit
-  uint64_t compute_units_ = 1;
-  int vw_ = 1;          // columns per work-item in a pass
-  bool plain_ = false;  // transposes without local memory (CPUs)
+  Kernels kx_, ky_;
 };
 
 int radius_from_sigma(double sigma) { return std::min(gaussian_radius(sigma), max_radius); }
@@ -250,7 +201,7 @@ class GaussianFactory : public FilterFactory {
     if (fast && std::min(sx, sy) >= fast_from) {
       char what[96];
       std::snprintf(what, sizeof what, "gaussian sigma %gx%g", sx, sy);
-      return std::make_unique<FastGaussian>(device, sx, sy, border_from_params(p), what);
+      return std::make_unique<MultirateGaussian>(device, sx, sy, border_from_params(p), what);
     }
     const int rx = p.has("radius") ? p.get_int("radius") : radius_from_sigma(sx);
     const int ry = p.has("radius") ? p.get_int("radius") : radius_from_sigma(sy);

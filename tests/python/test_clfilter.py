@@ -122,17 +122,16 @@ def test_every_dtype_and_channel_count_keeps_shape_and_type(dtype, channels):
     assert np.abs(got.astype(np.float64) - stored(want.reshape(shape), dtype)).max() <= tolerance
 
 
-@pytest.mark.parametrize("sigma", [8, 20])
+@pytest.mark.parametrize("sigma", [12, 20])
 def test_fast_gaussian_stays_within_what_list_filters_states_on_photographs(sigma):
-    # --list-filters gaussian: "on photographs at sigma 8 and 20, at most 0.3% RMS and 2% at any
-    # pixel" of the exact blur (cv2.GaussianBlur, which the exact path matches).
+    # --list-filters gaussian: at most 0.025% of the value range from the exact blur
+    # (cv2.GaussianBlur, which the exact path matches), a bound over every image.
     for title, photo in photographs().items():
         image = photo.astype(np.float32) / 255
         fast = clfilter.filter(image, "gaussian:sigma=%d,method=fast" % sigma)
         exact = cv2.GaussianBlur(image, (0, 0), sigma, borderType=cv2.BORDER_REFLECT_101)
         difference = (fast - exact).astype(np.float64)
-        assert np.sqrt((difference ** 2).mean()) <= 0.003, title
-        assert 0 < np.abs(difference).max() <= 0.02, title
+        assert 0 < np.abs(difference).max() <= 0.00025, title
 
 
 def test_a_chain_equals_its_filters_one_after_another_in_float():

@@ -68,6 +68,67 @@ std::vector<double> gaussian_1d(double sigma, int radius) {
   return k;
 }
 
+std::vector<std::vector<double>> multirate_gaussian_1d(double sigma) {
+  int d = 1;
+  while (d < 16 && 4 * d <= sigma) d *= 2;
+  const double coarse_sigma = std::sqrt(sigma * sigma - 2.0 * d * d) / d;
+  const int r1 = 4 * d, r2 = int(std::ceil(4 * coarse_sigma)), t_lo = -4, t_hi = 5;
+  const std::vector<double> g1 = gaussian_1d(d, r1), g2 = gaussian_1d(coarse_sigma, r2);
+  const int halo = d * (t_hi + r2) + r1;  // offsets n in [-halo, halo]
+  std::vector<std::vector<double>> kernels;
+  for (int p = 0; p < d; ++p) {
+    std::vector<double> up;
+    double total = 0;
+    for (int t = t_lo; t <= t_hi; ++t) {
+      up.push_back(std::exp(-double(p - d * t) * (p - d * t) / (2.0 * d * d)));
+      total += up.back();
+    }
+    std::vector<double> k(size_t(2 * halo + 1), 0.0);
+    // Output D b + p reads sample b + t + m of the coarse blur's input, which reads input
+    // D (b + t + m) + i: offset n = D (t + m) + i - p.
+    for (int t = t_lo; t <= t_hi; ++t)
+      for (int m = -r2; m <= r2; ++m)
+        for (int i = -r1; i <= r1; ++i)
+          k[size_t(d * (t + m) + i - p + halo)] +=
+              up[size_t(t - t_lo)] / total * g2[size_t(m + r2)] * g1[size_t(i + r1)];
+    kernels.push_back(k);
+  }
+  return kernels;
+}
+
+Image correlate_phased(const Image& in, const std::vector<std::vector<double>>& kx,
+                       const std::vector<std::vector<double>>& ky, Border border,
+                       double border_value) {
+  const int hx = int(kx[0].size() / 2), hy = int(ky[0].size() / 2);
+  auto pixel = [&](int x, int y, int c) {
+    const int sx = border_index(x, in.width, border), sy = border_index(y, in.height, border);
+    return (sx < 0 || sy < 0) ? border_value : in.at(sx, sy, c);
+  };
+  // Along the rows first, over every row the columns' kernels read.
+  std::vector<double> rows(size_t(in.height + 2 * hy) * in.width * in.channels);
+  auto row_at = [&](int x, int y, int c) -> double& {
+    return rows[(size_t(y + hy) * in.width + x) * in.channels + c];
+  };
+  for (int y = -hy; y < in.height + hy; ++y)
+    for (int x = 0; x < in.width; ++x)
+      for (int c = 0; c < in.channels; ++c) {
+        const std::vector<double>& k = kx[size_t(x) % kx.size()];
+        double sum = 0;
+        for (int i = -hx; i <= hx; ++i) sum += k[size_t(i + hx)] * pixel(x + i, y, c);
+        row_at(x, y, c) = sum;
+      }
+  Image out = in;
+  for (int y = 0; y < in.height; ++y)
+    for (int x = 0; x < in.width; ++x)
+      for (int c = 0; c < in.channels; ++c) {
+        const std::vector<double>& k = ky[size_t(y) % ky.size()];
+        double sum = 0;
+        for (int j = -hy; j <= hy; ++j) sum += k[size_t(j + hy)] * row_at(x, y + j, c);
+        out.at(x, y, c) = sum;
+      }
+  return out;
+}
+
 std::vector<double> outer(const std::vector<double>& column, const std::vector<double>& row) {
   std::vector<double> k;
   for (double c : column)

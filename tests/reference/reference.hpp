@@ -23,7 +23,19 @@ int border_index(int p, int n, Border border);
 Image correlate(const Image& in, const std::vector<double>& k, int kw, int kh, Border border,
                 double border_value = 0, double delta = 0);
 
-std::vector<double> gaussian_1d(double sigma, int radius);    // sums to 1
+std::vector<double> gaussian_1d(double sigma, int radius);  // sums to 1
+// The Gaussian's method=fast along one axis, from its definition (plugins/blur/multirate.cl):
+// a prefilter of sigma D and radius 4D sampled at multiples of D, a Gaussian of sigma
+// sqrt(sigma^2 - 2 D^2) / D and radius ceil(4 that) on those samples, and back to pixel D b + p
+// through samples b - 4 .. b + 5 weighed by a Gaussian of D at p - D t (normalised), D the largest
+// power of two up to sigma / 2 (at most 16). Element p: the 1-D kernel of the pixels D b + p,
+// centred on them.
+std::vector<std::vector<double>> multirate_gaussian_1d(double sigma);
+// correlate with separable kernels that depend on the output pixel: kx[x % kx.size()] along the
+// rows, ky[y % ky.size()] down the columns (each kernel odd-sized and centred).
+Image correlate_phased(const Image& in, const std::vector<std::vector<double>>& kx,
+                       const std::vector<std::vector<double>>& ky, Border border,
+                       double border_value = 0);
 std::vector<double> outer(const std::vector<double>& column, const std::vector<double>& row);
 // Sobel 1-D kernels from OpenCV's documentation tables: smoothing (order 0) and derivative
 // (orders 1, 2) for sizes 3, 5, 7.

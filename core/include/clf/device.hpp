@@ -71,12 +71,12 @@ struct Tuning {
   // 2-D windows by FFT (clf::fft_pays): the direct taps that cost as much as one unit of FFT work
   // (clf::fft_cost) on this device; 0 = never chosen on its own (method=fft still forces it).
   double fft_tap_cost = 0;
-  // The Gaussian's method=fast: all box passes of an axis in one launch, each box's running sum
-  // fed by the one before through __local delay lines (false: one launch per box).
-  bool fused_box_passes = false;
-  // method=fast takes its boxes from this sigma on; below it the exact kernel, as fast or faster
-  // here and exact, stands in for them.
-  double fast_gaussian_min_sigma = 5;
+  // The Gaussian's method=fast (the multirate blur) from this sigma on; below it the exact kernel,
+  // as fast or faster here and exact, stands in for it. 8, where the grid goes from every 2 pixels
+  // to every 4: below it the exact kernel was faster on the H100 (sigma 7: 0.417 against 1.145 ms,
+  // 8192^2 f32) and on PoCL (sigma 5, 3840x2160: 22 against 39 ms); from it the multirate blur
+  // (docs/PERFORMANCE.md).
+  double fast_gaussian_min_sigma = 8;
 };
 const char* variant_name(Variant variant);
 

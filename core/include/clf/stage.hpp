@@ -67,6 +67,10 @@ class Stage {
   int channels() const { return channels_; }
   int width() const { return output_.width; }
   int rows() const { return output_.rows; }
+  // The image row of output row 0 (strips start anywhere): for filters whose result at a pixel
+  // depends on where it lies in the image (a grid anchored at row 0), so that a strip gives the
+  // rows the whole image gives.
+  int first_row() const { return first_row_; }
   // Input is valid on [-halo.x, width + halo.x) x [-halo.y, rows + halo.y), borders already
   // filled; its margin is plane_margin(halo.x) columns. Never the same memory as output().
   const Plane& input() const { return input_; }
@@ -93,6 +97,7 @@ class Stage {
   Device* device_ = nullptr;
   const cl::CommandQueue* queue_ = nullptr;
   int channels_ = 0;
+  int first_row_ = 0;
   Plane input_, output_;
   std::vector<Plane> temps_;
   std::vector<cl::Event>* events_ = nullptr;  // collects launches for profiling when non-null
