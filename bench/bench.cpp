@@ -471,6 +471,7 @@ int main(int argc, char** argv) try {
       t.separable_block_rows = block_rows;
       t.separable_steps = tile_steps;
       t.separable_literal_tile_rows = 0;  // the rows given, whatever the radius
+      t.separable_arg_block_rows = 0;
     }
     if (tile_min_w > 0) t.separable_min_tile_width = tile_min_w;
     if (taps_by_value >= 0) t.taps_by_value = taps_by_value == 1;

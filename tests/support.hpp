@@ -227,6 +227,7 @@ struct VariantScope : TuningScope {
       t.separable_steps = 3;            // groups march down 3 tiles, the ring wrapping round
       t.separable_min_tile_width = 32;  // the same tiles on every device
       t.separable_literal_tile_rows = 0;
+      t.separable_arg_block_rows = 0;
     } else if (vector_width == 4) {  // blocks of 4x2 outputs, 8 work-items per group
       t.tile_height = 2;
       t.group_width = 8;

@@ -469,6 +469,13 @@ TEST_CASE("separable kernels run in one pass where the tuning says so, else in t
                Catch::Contains("separable single pass, tiled 32x4/8"));
     CHECK_THAT(describe("gaussian:sigma=20"),
                Catch::Contains("separable single pass, tiled 32x8/16, radii as arguments"));
+    // Radii as arguments may take rows per work-item of their own (GPUs: 5, literal radii 8).
+    t.separable_arg_block_rows = 1;
+    test::device()->set_tuning(t);
+    CHECK_THAT(describe("gaussian:sigma=1.5"),
+               Catch::Contains("separable single pass, tiled 32x4/8"));
+    CHECK_THAT(describe("gaussian:sigma=20"),
+               Catch::Contains("separable single pass, tiled 32x12/"));  // 12 rows of 1
   }
   // Fitting tiles into 48 KiB of local memory, 1024 work-items at most, from 128 x 128 tiles of
   // 8-row blocks: sigma 3 keeps the width (88 row results for 64 outputs); sigma 20's 160 halo

@@ -253,6 +253,8 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
     any_radius_ = tuning.radius_arg_above >= 0 && std::max(rx, ry_) > tuning.radius_arg_above;
     if (!any_radius_ && tuning.separable_literal_tile_rows > 0)
       fit.separable_tile_rows = tuning.separable_literal_tile_rows;
+    if (any_radius_ && tuning.separable_arg_block_rows > 0)
+      fit.separable_block_rows = tuning.separable_arg_block_rows;
     one_pass_tiling_ = fit_separable_tiling(fit, device.info().local_mem_bytes,
                                             device.info().max_work_group_size, ry_);
   }

@@ -134,6 +134,11 @@ Tuning gpu_tuning() {
   tuning.separable_tile_rows = 256;
   tuning.separable_literal_tile_rows = 128;
   tuning.separable_block_rows = 8;
+  // Radii as arguments take 5 rows per work-item: kernel ms, 5 / 6 / 7 / 8 rows (one run, tiles
+  // of 256 rows): sigma 20 1.628 / 1.627 / 1.665 / 1.683, sigma 30 2.857 / 3.000 / 2.812 /
+  // 2.950, sigma 45 4.270 / 4.492 / 4.252 / 4.355, sigma 60 6.047 / 6.248 / 5.952 / 5.858, box
+  // r40 0.904 / 0.875 / 0.921 / 0.924. 5 wins or ties four of the five and loses sigma 60 by 3%.
+  tuning.separable_arg_block_rows = 5;
   // 16-column tiles where 32 would more than double the row work: sigma 45's 360 halo rows
   // leave 32-column tiles 16 rows in NVIDIA's 48 KiB (12.7 ms), 16-column ones 392 (4.9 ms).
   tuning.separable_min_tile_width = 16;

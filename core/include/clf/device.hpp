@@ -62,6 +62,7 @@ struct Tuning {
   Variant separable_variant = Variant::direct;
   int separable_tile_width = 64, separable_tile_rows = 128, separable_block_rows = 8;
   int separable_literal_tile_rows = 0;  // tile rows of programs with literal radii (0: as above)
+  int separable_arg_block_rows = 0;     // rows per work-item with radii as arguments (0: as above)
   int separable_min_tile_width = 32;
   int separable_steps = 0;
   // The blocked and tiled kernels of literal radii (2-D windows, separable single passes) take
