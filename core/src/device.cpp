@@ -152,8 +152,8 @@ Tuning gpu_tuning() {
   // 15x15 1.96 / 2.74 ms, 21x21 1.86 / 2.24, 31x31 3.64 / 2.23, 41x41 33.1 / 2.51 (past the
   // blocked radius), 63x63 78.7 / 2.51; one FFT unit costs what 27-29 direct taps do there.
   tuning.fft_tap_cost = 28;
-  // method=fast from sigma 9: at 8 the exact tiled pass is still faster (H100, 8192^2 f32, exact /
-  // multirate kernel ms: sigma 8 0.461 / 0.518, 12 1.073 / 0.524, 20 1.684 / 0.357).
+  // method=fast from sigma 9: at 8 the exact tiled pass is still a little faster (H100, 8192^2
+  // f32, exact / multirate kernel ms: sigma 8 0.459 / 0.492, 12 1.034 / 0.498).
   tuning.fast_gaussian_min_sigma = 9;
   return tuning;
 }
