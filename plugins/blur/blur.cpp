@@ -51,8 +51,8 @@ std::vector<ParamSpec> gaussian_params() {
 // Per axis: a prefilter of sigma D sampled every D pixels, an exact Gaussian on that coarse grid,
 // and a Gaussian of sigma D back to every pixel. D is the largest power of two up to sigma / 2
 // (at most 16: the prefilter's 8D + 1 taps pass by value), so the coarse blur's sigma,
-// sqrt(sigma^2 - 2 D^2) / D, lies in [1.41, 3.75) coarse pixels below sigma 64 (about 4 D
-// pixels and 8 up taps per pixel per axis whatever sigma is).
+// sqrt(sigma^2 - 2 D^2) / D, lies in [1.41, 4) coarse pixels below sigma 64: about 8 prefilter
+// taps and 10 up taps per pixel and axis whatever sigma is.
 constexpr int up_taps_each_side = 4;  // T: a Gaussian of D reaches 4 coarse samples
 // Coarse rows per work-item of the prefilter down the columns. H100, 8192^2 f32, kernel ms,
 // sigma 20 / sigma 8: 1 row 0.518 / 0.642, 4 rows 0.357 / 0.496, 8 rows 0.358 / 0.518.
@@ -162,7 +162,8 @@ class MultirateGaussian : public Filter {
   static void by_value(KernelArgs& args, const std::vector<float>& taps) {
     args.bytes(taps.data(), taps.size() * sizeof(float));
   }
-  // A cols x rows plane at the start of temp `index` (each channel at the temp's stride).
+  // A cols x rows plane at the start of temp `index` (each channel at the temp's stride, a
+  // multiple of 4 floats as the pitch is: mr_down_h reads its rows as float4s).
   static Plane sub_plane(const Stage& stage, int index, int cols, int rows) {
     Plane p = stage.temp(index);
     p.origin = 0;
@@ -175,6 +176,7 @@ class MultirateGaussian : public Filter {
                                          " plane");
     return p;
   }
+  // Groups of 64 work-items along a row (mr_up_h's exchange through __local relies on it).
   static void launch(const Stage& stage, const cl::Kernel& kernel, int cols, int rows,
                      const char* name) {
     stage.launch(kernel,
