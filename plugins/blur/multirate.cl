@@ -10,8 +10,8 @@
 //   blur:  s[J] = sum_m g2[m] v[J + m]              on the coarse grid
 //   up:    y[D b + p] = sum_t w[p][t] s[b + t]      t in [-T, T + 1], w[p] a Gaussian of D
 //                                                   sampled at p - D t, normalised
-// -D MR_D=d (a power of two, the decimation), MR_T (the up taps each side) and MR_NB (coarse rows
-// per work-item of mr_down_v): one program per D.
+// -D MR_D=d (a power of two, the decimation), MR_T (the up taps each side), MR_NB and MR_NH (coarse
+// rows per work-item of mr_down_v, columns of mr_down_h): one program per D.
 // Each output's taps are summed in one order whatever the strip, so strips give the whole
 // image's bits.
 #define MR_R1 (4 * MR_D)
@@ -53,10 +53,10 @@ __kernel void mr_down_v(CLF_PLANE_IN(src), CLF_PLANE(dst), int y_base, int x_bas
 }
 
 // dst column i = the prefilter along the rows centred on src column D i + 4D (src column 0 is
-// the first one the first window reads). 4 columns per work-item from the float4s of their
-// windows (src's origin and pitch are multiples of 4): each float4 feeds every sum it reaches.
-#define MR_NH 4
-#define MR_QH (((MR_NH - 1) * MR_D + MR_K1 + 3) / 4)  // float4s the 4 windows span
+// the first one the first window reads). MR_NH columns per work-item from the float4s of their
+// windows (src's origin and pitch are multiples of 4, as is D MR_NH): each float4 feeds every
+// sum it reaches.
+#define MR_QH (((MR_NH - 1) * MR_D + MR_K1 + 3) / 4)  // float4s the windows span
 __kernel void mr_down_h(CLF_PLANE_IN(src), CLF_PLANE(dst), int cols, int rows, mr_down_taps g) {
   const int i0 = get_global_id(0) * MR_NH, r = get_global_id(1), c = get_global_id(2);
   if (i0 >= cols || r >= rows) return;
