@@ -336,9 +336,9 @@ int main(int argc, char** argv) try {
       radius_arg_above = std::stoi(next());
     else if (a == "--blocked-max-radius")
       blocked_max_radius = std::max(0, std::stoi(next()));
-    else if (a == "--tall-block-rows")  // rows per work-item of blocked windows, every radius
+    else if (a == "--tall-block-rows")  // rows per work-item of blocked windows from radius 4
       tall_block_rows = std::max(1, std::stoi(next()));
-    else if (a == "--block-rows")  // rows per work-item of blocked windows below that radius
+    else if (a == "--block-rows")  // rows per work-item of blocked windows, every radius
       blocked_rows = std::max(1, std::stoi(next()));
     else if (a == "--group-width")  // work-items per group of the blocked and tiled 2-D kernels
       group_width = std::max(1, std::stoi(next()));
@@ -461,8 +461,8 @@ int main(int argc, char** argv) try {
     if (separable_rows > 0 && t.separable_max_radius == 0) t.separable_max_radius = 12;
     if (vectors > 0) t.vectors = vectors, t.vectors_min_taps = vectors_min_taps;
     if (blocked_max_radius >= 0) t.blocked_max_radius = blocked_max_radius;
-    if (tall_block_rows > 0) t.tall_block_rows = tall_block_rows, t.tall_block_min_radius = 4;
-    if (blocked_rows > 0) t.tile_height = blocked_rows;
+    if (blocked_rows > 0) t.tile_height = blocked_rows, t.block_rows.clear();
+    if (tall_block_rows > 0) t.block_rows = {{4, tall_block_rows}};
     if (group_width > 0) t.group_width = group_width;
     if (radius_arg_above >= -1) t.radius_arg_above = radius_arg_above;
     if (tile_w > 0) {

@@ -228,8 +228,9 @@ struct VariantScope : TuningScope {
       t.separable_min_tile_width = 32;  // the same tiles on every device
       t.separable_literal_tile_rows = 0;
       t.separable_arg_block_rows = 0;
-    } else if (vector_width == 4) {  // blocks of 4x2 outputs, 8 work-items per group
-      t.tile_height = 2;
+    } else if (vector_width == 4) {  // blocks of 4x2 outputs (4x8 from radius 4), 8 work-items
+      t.tile_height = 2;             // per group, on every device
+      t.block_rows = {{4, 8}};
       t.group_width = 8;
     }
     device()->set_tuning(t);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <tuple>
 
 #include "clf/correlate.hpp"
 #include "support.hpp"
@@ -319,6 +320,30 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("blocked 2-D windows take the tuning's rows per work-item by their row radius") {
+  // GPUs' table has bands (6 rows at radius 3 and 4, 4 from 5, 8 from 9); this one has a band
+  // too, and every block height leaves a partial last block on 37 rows.
+  test::VariantScope scope(clf::Variant::direct, 4);
+  clf::Tuning t = test::device()->tuning();
+  t.tile_height = 2;
+  t.block_rows = {{2, 5}, {3, 3}};
+  test::device()->set_tuning(t);
+  const clf::Image in = test::random_image(45, 37, 1, clf::PixelType::f32, 71);
+  for (const auto& [w, h, rows] : std::vector<std::tuple<int, int, int>>{
+           {3, 3, 2}, {7, 3, 2}, {5, 5, 5}, {3, 7, 3}, {9, 9, 3}}) {
+    std::vector<double> values;
+    const std::string kernel = test::full_rank_kernel(w, h, values);
+    clf::Pipeline p(test::device());
+    p.add(test::registry(), "convolve:kernel=" + kernel + ",border=reflect");
+    INFO(w << "x" << h << ": " << p.filter(0).describe());
+    CHECK_THAT(p.filter(0).describe(), Catch::Contains("direct 4x" + std::to_string(rows) + "/"));
+    clf::Image out;
+    p.run(in, out);
+    test::check_matches(out, ref::correlate(test::to_ref(in), values, w, h, Border::reflect),
+                        test::l1_norm(values));
+  }
+}
+
 TEST_CASE("past the tuning's radius, one vector program serves every radius and matches") {
   // CPUs' tuning: radii past 12 are kernel arguments. Two sigmas of different radii after a
   // first one build no program of their own, and each matches the reference.
@@ -424,8 +449,8 @@ TEST_CASE("weights passed by value give the bits of weights in a buffer, on ever
     p.run(in, out);
     return out;
   };
-  // Separable: rows of 2 to 9 float4s (the row pass takes two rows at a time up to 8); 2-D: 7x7,
-  // and a 9x9 with zero taps.
+  // Separable: rows of 2 to 9 float4s (the row pass takes 8 outputs per work-item up to 8);
+  // 2-D: 7x7, and a 9x9 with zero taps.
   std::string nine = "convolve:kernel=";
   for (int i = 0; i < 81; ++i)
     nine += (i == 0 ? "" : i % 9 ? "," : ";") + std::to_string(i % 5 == 2 ? 0 : i % 7 - 3);

@@ -81,9 +81,9 @@ Tiling choose_tiling(const Device& device, int rx, int ry) {
   }
   // Tall windows: more output rows per window row read, so each row read feeds more outputs
   // (docs/PERFORMANCE.md has the measurements).
-  const int block_rows = ry >= tuning.tall_block_min_radius
-                             ? std::max(tuning.tall_block_rows, tuning.tile_height)
-                             : tuning.tile_height;
+  int block_rows = tuning.tile_height;
+  for (const Tuning::BlockRows& b : tuning.block_rows)
+    if (ry >= b.min_radius) block_rows = std::max(1, b.rows);
   if (t.variant == Variant::tiled || t.blocked()) t.tile_height = block_rows;
   if (t.variant == Variant::tiled) {
     // Shrink the tile until its staged window fits local memory (1 KiB left for the runtime); a

@@ -117,10 +117,16 @@ Tuning gpu_tuning() {
   // H100, 8192^2 f32, registers / tiled ms: sigma 1 (radius 4) 0.199 / 0.195, sigma 1.2
   // 0.220 / 0.203, sigma 1.5 0.219 / 0.207, box r5 0.221 / 0.204 (docs/PERFORMANCE.md).
   tuning.separable_rows = 0;
-  // Blocked 2-D windows: 4x4 outputs per work-item up to radius 8, 4x8 from 9. H100, 8192^2 f32,
-  // random windows, 4x4 / 4x8 ms: 9x9 0.273 / 0.323, 13x13 0.630 / 0.660, 15x15 0.908 / 1.953,
-  // 17x17 1.071 / 1.196, 19x19 1.580 / 1.319, 23x23 2.979 / 1.874.
-  tuning.tall_block_min_radius = 9;
+  // Blocked 2-D windows, rows per work-item by radius: 4, 6 at radius 3 and 4, 4 from 5, 8 from
+  // 9. Six rows read each window row for 6 outputs, and at 7 and 9 rows tall that saves a fifth
+  // of the reads; below, the reads are few, and above, the taps' sums in registers cost more than
+  // the reads save. H100, 8192^2 f32, kernel ms, 4 / 6 / 8 rows (weights by value up to 13x13):
+  // box r1 0.185 / 0.189 / 0.189, random 5x5 0.193-0.196 / 0.195 / 0.201, random 7x7 0.211 /
+  // 0.204 / 0.208, gaussian 7x7 0.210 / 0.205 / 0.208, box r3 0.210 / 0.204 / 0.208, random 9x9
+  // 0.261 / 0.249 / 0.256, the bench's 9x9 0.240-0.243 / 0.222 / 0.222, random 11x11 0.347 /
+  // 0.368 / 0.392, 13x13 0.483 / 0.524 / 0.570, 15x15 0.910 / 0.906 / 1.96, 17x17 1.076 /
+  // 1.438 / 1.198; from 19x19 8 rows win (4 / 8: 19x19 1.580 / 1.319, 23x23 2.979 / 1.874).
+  tuning.block_rows = {{3, 6}, {5, 4}, {9, 8}};
   // Blocked 2-D windows up to 33x33: a random 31x31 kernel 3.61 ms against 19.2 ms one output
   // per work-item on the H100 (docs/PERFORMANCE.md); past that the unrolled code grows as r^3.
   tuning.blocked_max_radius = 16;

@@ -45,9 +45,13 @@ struct Tuning {
   // The blocked and tiled 2-D kernels unroll the whole window: windows of a larger radius take
   // the one-output-per-work-item kernel.
   int blocked_max_radius = 12;
-  // Rows per work-item of blocked and tiled 2-D windows of radius ry >= tall_block_min_radius:
-  // taller blocks read each window row for more outputs, and hold more sums in registers.
-  int tall_block_rows = 8, tall_block_min_radius = 4;
+  // Rows per work-item of blocked and tiled 2-D windows by their row radius ry: those of the last
+  // entry (in increasing min_radius) whose min_radius is at most ry, tile_height below the first.
+  // Taller blocks read each window row for more outputs, and hold more sums in registers.
+  struct BlockRows {
+    int min_radius = 0, rows = 0;
+  };
+  std::vector<BlockRows> block_rows = {{4, 8}};
   // Separable filters too large for one 2-D pass, on blocked devices, of radius at most
   // separable_max_radius: one pass, separable_rows output rows per work-item, the row results
   // kept in registers (0: not used).
