@@ -121,7 +121,7 @@ Tuning gpu_tuning() {
   // 9. Six rows read each window row for 6 outputs, and at 7 and 9 rows tall that saves a fifth
   // of the reads; below, the reads are few, and above, the taps' sums in registers cost more than
   // the reads save. H100, 8192^2 f32, kernel ms, 4 / 6 / 8 rows (weights by value up to 13x13):
-  // box r1 0.185 / 0.189 / 0.189, random 5x5 0.193-0.196 / 0.195 / 0.201, random 7x7 0.211 /
+  // box r1 0.185 / 0.189 / 0.189, bench 5x5 0.193-0.196 / 0.195 / 0.201, random 7x7 0.211 /
   // 0.204 / 0.208, gaussian 7x7 0.210 / 0.205 / 0.208, box r3 0.210 / 0.204 / 0.208, random 9x9
   // 0.261 / 0.249 / 0.256, the bench's 9x9 0.240-0.243 / 0.222 / 0.222, random 11x11 0.347 /
   // 0.368 / 0.392, 13x13 0.483 / 0.524 / 0.570, 15x15 0.910 / 0.906 / 1.96, 17x17 1.076 /
