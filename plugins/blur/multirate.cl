@@ -96,6 +96,22 @@ __kernel void mr_blur(CLF_PLANE_IN(src), CLF_PLANE(dst), int cols, int rows, int
   dst[dst_origin + c * dst_plane + j * dst_pitch + i] = acc;
 }
 
+// The D phases of one coarse sample b: out[p] = sum_t w[p NUP + t] s[t stride] over the 2T + 2
+// samples b - T .. b + T + 1 from s, `stride` floats apart (a row down the columns, 1 along the
+// rows). Literal indices after unrolling: e and out stay in registers.
+inline void mr_up_phases(const __global float* s, int stride, mr_up_taps w, float* out) {
+  float e[MR_NUP];
+#pragma unroll
+  for (int t = 0; t < MR_NUP; ++t) e[t] = s[t * stride];
+#pragma unroll
+  for (int p = 0; p < MR_D; ++p) {
+    float acc = 0.f;
+#pragma unroll
+    for (int t = 0; t < MR_NUP; ++t) acc += w.w[p * MR_NUP + t] * e[t];
+    out[p] = acc;
+  }
+}
+
 // Up the columns: dst row y (of `rows`) from coarse rows; work-item q owns the D rows from
 // y_first + D q (phase 0, coarse sample b) and reads src rows q .. q + 2T + 1 (samples b - T ..
 // b + T + 1).
@@ -104,18 +120,12 @@ __kernel void mr_up_v(CLF_PLANE_IN(src), CLF_PLANE(dst), int cols, int rows, int
   const int i = get_global_id(0), q = get_global_id(1), c = get_global_id(2);
   const int y0 = y_first + MR_D * q;
   if (i >= cols || y0 >= rows) return;
-  const __global float* s = src + src_origin + c * src_plane + q * src_pitch + i;
-  float e[MR_NUP];
-#pragma unroll
-  for (int t = 0; t < MR_NUP; ++t) e[t] = s[t * src_pitch];
+  float out[MR_D];
+  mr_up_phases(src + src_origin + c * src_plane + q * src_pitch + i, src_pitch, w, out);
   __global float* d = dst + dst_origin + c * dst_plane + i;
 #pragma unroll
-  for (int p = 0; p < MR_D; ++p) {
-    float acc = 0.f;
-#pragma unroll
-    for (int t = 0; t < MR_NUP; ++t) acc += w.w[p * MR_NUP + t] * e[t];
-    if (y0 + p >= 0 && y0 + p < rows) d[(y0 + p) * dst_pitch] = acc;
-  }
+  for (int p = 0; p < MR_D; ++p)
+    if (y0 + p >= 0 && y0 + p < rows) d[(y0 + p) * dst_pitch] = out[p];
 }
 
 // Along the rows: dst columns D b .. D b + D - 1 (of `width`) from src columns b .. b + 2T + 1.
@@ -134,19 +144,7 @@ void mr_up_h(CLF_PLANE_IN(src), CLF_PLANE(dst), int width, int rows, mr_up_taps 
   if (y >= rows) return;  // the whole group: it spans one row
   float out[MR_D];
   const bool live = MR_D * b < width;
-  if (live) {
-    const __global float* s = src + src_origin + c * src_plane + y * src_pitch + b;
-    float e[MR_NUP];
-#pragma unroll
-    for (int t = 0; t < MR_NUP; ++t) e[t] = s[t];
-#pragma unroll
-    for (int p = 0; p < MR_D; ++p) {
-      float acc = 0.f;
-#pragma unroll
-      for (int t = 0; t < MR_NUP; ++t) acc += w.w[p * MR_NUP + t] * e[t];
-      out[p] = acc;
-    }
-  }
+  if (live) mr_up_phases(src + src_origin + c * src_plane + y * src_pitch + b, 1, w, out);
   __global float* d = dst + dst_origin + c * dst_plane + y * dst_pitch;
 #if defined(MR_PLAIN)
   if (!live) return;
