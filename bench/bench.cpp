@@ -35,6 +35,7 @@ struct Row {
   double kernel_ms = 0, kernel_mpix_s = 0, stream3_ms = 0, stream1_ms = 0, overlap3 = 0,
          overlap1 = 0;
   double issue_us = 0;  // host time issuing one strip's commands (stream3, best run)
+  double bare_ms = 0;   // the bare overlapped transfer, measured right after the stream3 runs
   int strips = 0;
 };
 
@@ -102,32 +103,55 @@ std::pair<double, double> pinned_gbps(clf::Device& device, size_t bytes, int rep
 }
 
 // Upload and download of `bytes` each, at the same time on two queues: the bare overlapped
-// transfer time that a streamed host->host run of the same bytes cannot beat.
-double overlapped_transfer_ms(clf::Device& device, size_t bytes, int reps) {
-  cl::CommandQueue up(device.context(), device.device()), down(device.context(), device.device());
-  cl::Buffer pin_a(device.context(), CL_MEM_ALLOC_HOST_PTR, bytes),
-      pin_b(device.context(), CL_MEM_ALLOC_HOST_PTR, bytes);
-  void* a = up.enqueueMapBuffer(pin_a, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes);
-  void* b = down.enqueueMapBuffer(pin_b, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes);
-  auto da = device.alloc(bytes, "bench overlap a"), db = device.alloc(bytes, "bench overlap b");
-  double best = 1e30;
-  for (int r = 0; r < reps + 1; ++r) {
-    const auto t0 = Clock::now();
-    up.enqueueWriteBuffer(da.get(), CL_FALSE, 0, bytes, a);
-    down.enqueueReadBuffer(db.get(), CL_FALSE, 0, bytes, b);
-    up.flush();
-    down.flush();
-    up.finish();
-    down.finish();
-    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    if (r > 0) best = std::min(best, ms);
+// transfer time that a streamed host->host run of the same bytes cannot beat. The buffers are made
+// once, so that the table can measure it again beside each filter's streamed runs: a machine's
+// transfer rate drifts within a program (one H100 host's moved from 6.67 to 6.90 ms between two),
+// and a ratio against a figure taken minutes before carries that drift.
+class BareTransfer {
+ public:
+  BareTransfer(clf::Device& device, size_t bytes)
+      : bytes_(bytes),
+        up_(device.context(), device.device()),
+        down_(device.context(), device.device()),
+        pin_a_(device.context(), CL_MEM_ALLOC_HOST_PTR, bytes),
+        pin_b_(device.context(), CL_MEM_ALLOC_HOST_PTR, bytes),
+        a_(up_.enqueueMapBuffer(pin_a_, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes)),
+        b_(down_.enqueueMapBuffer(pin_b_, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes)),
+        da_(device.alloc(bytes, "bench overlap a")),
+        db_(device.alloc(bytes, "bench overlap b")) {}
+  BareTransfer(const BareTransfer&) = delete;
+  BareTransfer& operator=(const BareTransfer&) = delete;
+  ~BareTransfer() {
+    up_.enqueueUnmapMemObject(pin_a_, a_);
+    down_.enqueueUnmapMemObject(pin_b_, b_);
+    up_.finish();
+    down_.finish();
   }
-  up.enqueueUnmapMemObject(pin_a, a);
-  down.enqueueUnmapMemObject(pin_b, b);
-  up.finish();
-  down.finish();
-  return best;
-}
+
+  // Best of `reps` (after one warm-up), in ms.
+  double measure(int reps) {
+    double best = 1e30;
+    for (int r = 0; r < reps + 1; ++r) {
+      const auto t0 = Clock::now();
+      up_.enqueueWriteBuffer(da_.get(), CL_FALSE, 0, bytes_, a_);
+      down_.enqueueReadBuffer(db_.get(), CL_FALSE, 0, bytes_, b_);
+      up_.flush();
+      down_.flush();
+      up_.finish();
+      down_.finish();
+      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      if (r > 0) best = std::min(best, ms);
+    }
+    return best;
+  }
+
+ private:
+  size_t bytes_;
+  cl::CommandQueue up_, down_;
+  cl::Buffer pin_a_, pin_b_;
+  void *a_, *b_;
+  clf::DeviceBuffer da_, db_;
+};
 
 // Fixed costs of the driver: the wall time per command of a stream of empty kernels and of 4 KiB
 // pinned writes on one in-order queue, and one empty kernel's enqueue-to-finish round trip. A strip
@@ -412,7 +436,7 @@ int main(int argc, char** argv) try {
         peak = std::max(peak, st.device_bytes_peak);
       }
       const double px = double(side) * side,
-                   bare = overlapped_transfer_ms(*device, img.byte_size(), reps);
+                   bare = BareTransfer(*device, img.byte_size()).measure(reps);
       std::printf("%5dx%-5d %7.1f %10.3f %11.3f %10.3f %7.2fx %16.1f\n", side, side, px / 1e6, best,
                   best * 1e6 / px, bare, best / bare, peak / 1048576.0);
     }
@@ -438,7 +462,8 @@ int main(int argc, char** argv) try {
   const size_t plane_bytes = size_t(width) * height * sizeof(float);
   const double copy = copy_gbps(*device, plane_bytes, reps);
   const auto [h2d, d2h] = pinned_gbps(*device, in.byte_size(), reps);
-  const double both_ms = overlapped_transfer_ms(*device, in.byte_size(), reps);
+  BareTransfer bare(*device, in.byte_size());
+  const double both_ms = bare.measure(reps);
   const CommandCosts costs = command_costs(*device);
   std::printf(
       "limits: copy kernel %.1f GB/s (%.1f MPix/s at 8 B/px f32), pinned H2D %.1f GB/s, D2H %.1f "
@@ -534,6 +559,7 @@ int main(int argc, char** argv) try {
           clf::write_trace_json(st, trace_path);
         (queues == 3 ? row.stream3_ms : row.stream1_ms) = best;
         (queues == 3 ? row.overlap3 : row.overlap1) = overlap;
+        if (queues == 3) row.bare_ms = bare.measure(reps);
       }
       rows.push_back(row);
 #ifdef CLF_BENCH_OPENCV
@@ -552,7 +578,7 @@ int main(int argc, char** argv) try {
   for (const auto& r : rows)
     std::printf("%-26s %-7s %10.3f %14.1f %7.0f%% %11.2f %7.2fx %8.2f %11.2f %7.2fx %5d x %6.1f\n",
                 r.filter.c_str(), r.variant.c_str(), r.kernel_ms, r.kernel_mpix_s,
-                100 * r.kernel_mpix_s / (copy * 1e3 / 8), r.stream3_ms, r.stream3_ms / both_ms,
+                100 * r.kernel_mpix_s / (copy * 1e3 / 8), r.stream3_ms, r.stream3_ms / r.bare_ms,
                 r.overlap3, r.stream1_ms, r.stream1_ms / r.stream3_ms, r.strips, r.issue_us);
   std::printf("\nlayouts:\n");
   for (const auto& r : rows)
@@ -580,9 +606,10 @@ int main(int argc, char** argv) try {
       const auto& r = rows[i];
       j << (i ? "," : "") << "{\"filter\":\"" << r.filter << "\",\"variant\":\"" << r.variant
         << "\",\"kernel_ms\":" << r.kernel_ms << ",\"kernel_mpix_s\":" << r.kernel_mpix_s
-        << ",\"stream3_ms\":" << r.stream3_ms << ",\"overlap3\":" << r.overlap3
-        << ",\"stream1_ms\":" << r.stream1_ms << ",\"overlap1\":" << r.overlap1
-        << ",\"strips\":" << r.strips << ",\"issue_us_per_strip\":" << r.issue_us << "}";
+        << ",\"stream3_ms\":" << r.stream3_ms << ",\"bare_ms\":" << r.bare_ms
+        << ",\"overlap3\":" << r.overlap3 << ",\"stream1_ms\":" << r.stream1_ms
+        << ",\"overlap1\":" << r.overlap1 << ",\"strips\":" << r.strips
+        << ",\"issue_us_per_strip\":" << r.issue_us << "}";
     }
     j << "]}\n";
   }
