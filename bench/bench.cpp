@@ -103,55 +103,36 @@ std::pair<double, double> pinned_gbps(clf::Device& device, size_t bytes, int rep
 }
 
 // Upload and download of `bytes` each, at the same time on two queues: the bare overlapped
-// transfer time that a streamed host->host run of the same bytes cannot beat. The buffers are made
-// once, so that the table can measure it again beside each filter's streamed runs: a machine's
-// transfer rate drifts within a program (one H100 host's moved from 6.67 to 6.90 ms between two),
-// and a ratio against a figure taken minutes before carries that drift.
-class BareTransfer {
- public:
-  BareTransfer(clf::Device& device, size_t bytes)
-      : bytes_(bytes),
-        up_(device.context(), device.device()),
-        down_(device.context(), device.device()),
-        pin_a_(device.context(), CL_MEM_ALLOC_HOST_PTR, bytes),
-        pin_b_(device.context(), CL_MEM_ALLOC_HOST_PTR, bytes),
-        a_(up_.enqueueMapBuffer(pin_a_, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes)),
-        b_(down_.enqueueMapBuffer(pin_b_, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes)),
-        da_(device.alloc(bytes, "bench overlap a")),
-        db_(device.alloc(bytes, "bench overlap b")) {}
-  BareTransfer(const BareTransfer&) = delete;
-  BareTransfer& operator=(const BareTransfer&) = delete;
-  ~BareTransfer() {
-    up_.enqueueUnmapMemObject(pin_a_, a_);
-    down_.enqueueUnmapMemObject(pin_b_, b_);
-    up_.finish();
-    down_.finish();
+// transfer time that a streamed host->host run of the same bytes cannot beat. The table measures
+// it again beside each filter's streamed runs: a machine's transfer rate drifts within a program
+// (one H100 host's moved from 6.67 to 6.90 ms between two), and a ratio against a figure taken
+// minutes before carries that drift. Its buffers are freed on return, so that the streamed runs
+// keep the whole device memory budget (the streamer counts every allocation of the device).
+double overlapped_transfer_ms(clf::Device& device, size_t bytes, int reps) {
+  cl::CommandQueue up(device.context(), device.device()), down(device.context(), device.device());
+  cl::Buffer pin_a(device.context(), CL_MEM_ALLOC_HOST_PTR, bytes),
+      pin_b(device.context(), CL_MEM_ALLOC_HOST_PTR, bytes);
+  void* a = up.enqueueMapBuffer(pin_a, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes);
+  void* b = down.enqueueMapBuffer(pin_b, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes);
+  auto da = device.alloc(bytes, "bench overlap a"), db = device.alloc(bytes, "bench overlap b");
+  double best = 1e30;
+  for (int r = 0; r < reps + 1; ++r) {
+    const auto t0 = Clock::now();
+    up.enqueueWriteBuffer(da.get(), CL_FALSE, 0, bytes, a);
+    down.enqueueReadBuffer(db.get(), CL_FALSE, 0, bytes, b);
+    up.flush();
+    down.flush();
+    up.finish();
+    down.finish();
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (r > 0) best = std::min(best, ms);
   }
-
-  // Best of `reps` (after one warm-up), in ms.
-  double measure(int reps) {
-    double best = 1e30;
-    for (int r = 0; r < reps + 1; ++r) {
-      const auto t0 = Clock::now();
-      up_.enqueueWriteBuffer(da_.get(), CL_FALSE, 0, bytes_, a_);
-      down_.enqueueReadBuffer(db_.get(), CL_FALSE, 0, bytes_, b_);
-      up_.flush();
-      down_.flush();
-      up_.finish();
-      down_.finish();
-      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-      if (r > 0) best = std::min(best, ms);
-    }
-    return best;
-  }
-
- private:
-  size_t bytes_;
-  cl::CommandQueue up_, down_;
-  cl::Buffer pin_a_, pin_b_;
-  void *a_, *b_;
-  clf::DeviceBuffer da_, db_;
-};
+  up.enqueueUnmapMemObject(pin_a, a);
+  down.enqueueUnmapMemObject(pin_b, b);
+  up.finish();
+  down.finish();
+  return best;
+}
 
 // Fixed costs of the driver: the wall time per command of a stream of empty kernels and of 4 KiB
 // pinned writes on one in-order queue, and one empty kernel's enqueue-to-finish round trip. A strip
@@ -436,7 +417,7 @@ int main(int argc, char** argv) try {
         peak = std::max(peak, st.device_bytes_peak);
       }
       const double px = double(side) * side,
-                   bare = BareTransfer(*device, img.byte_size()).measure(reps);
+                   bare = overlapped_transfer_ms(*device, img.byte_size(), reps);
       std::printf("%5dx%-5d %7.1f %10.3f %11.3f %10.3f %7.2fx %16.1f\n", side, side, px / 1e6, best,
                   best * 1e6 / px, bare, best / bare, peak / 1048576.0);
     }
@@ -462,8 +443,7 @@ int main(int argc, char** argv) try {
   const size_t plane_bytes = size_t(width) * height * sizeof(float);
   const double copy = copy_gbps(*device, plane_bytes, reps);
   const auto [h2d, d2h] = pinned_gbps(*device, in.byte_size(), reps);
-  BareTransfer bare(*device, in.byte_size());
-  const double both_ms = bare.measure(reps);
+  const double both_ms = overlapped_transfer_ms(*device, in.byte_size(), reps);
   const CommandCosts costs = command_costs(*device);
   std::printf(
       "limits: copy kernel %.1f GB/s (%.1f MPix/s at 8 B/px f32), pinned H2D %.1f GB/s, D2H %.1f "
@@ -559,7 +539,7 @@ int main(int argc, char** argv) try {
           clf::write_trace_json(st, trace_path);
         (queues == 3 ? row.stream3_ms : row.stream1_ms) = best;
         (queues == 3 ? row.overlap3 : row.overlap1) = overlap;
-        if (queues == 3) row.bare_ms = bare.measure(reps);
+        if (queues == 3) row.bare_ms = overlapped_transfer_ms(*device, in.byte_size(), reps);
       }
       rows.push_back(row);
 #ifdef CLF_BENCH_OPENCV
