@@ -295,6 +295,8 @@ int main(int argc, char** argv) try {
   int blocked_rows = 0, group_width = 0;  // --block-rows, --group-width: 0 = the device's tuning
   int vectors = 0, vectors_min_taps = 0;  // --vectors: 0 = the device's tuning
   int radius_arg_above = -2;              // --radius-arg-above: -2 = the device's tuning
+  // --separable-columns: columns first at every radius (-1 = the device's tuning, 0 = rows first)
+  int col_w = -1, col_tile_rows = 0, col_rows = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -353,6 +355,14 @@ int main(int argc, char** argv) try {
           tile_w < 4 || tile_rows < 1 || block_rows < 1 || tile_steps < 0)
         throw clf::Error(clf::ErrorKind::usage,
                          "--separable-tile expects WxRxTH[xSTEPS], e.g. 64x128x8 or 32x256x8x4");
+    } else if (a == "--separable-columns") {  // columns first: columns x rows x rows per item
+      const std::string v = next();
+      if (v == "0")
+        col_w = 0;
+      else if (std::sscanf(v.c_str(), "%dx%dx%d", &col_w, &col_tile_rows, &col_rows) != 3 ||
+               col_w < 32 || col_tile_rows < 1 || col_rows < 1)
+        throw clf::Error(clf::ErrorKind::usage,
+                         "--separable-columns expects 0 or WxRxTH, e.g. 512x16x8");
     } else if (a == "--taps-by-value") {  // blocked and tiled kernels: weights by value or buffer
       const std::string v = next();
       if (v != "0" && v != "1")
@@ -370,7 +380,7 @@ int main(int argc, char** argv) try {
              "FILE]\n"
              "                      [--strip-rows N] [--slots N] [--pageable] [--scale] [--smoke]\n"
              "                      [--separable-rows N] [--separable-tile WxRxTH[xSTEPS]]\n"
-             "                      [--separable-min-width N]\n"
+             "                      [--separable-min-width N] [--separable-columns 0|WxRxTH]\n"
              "                      [--taps-by-value 0|1] [--fast-min-sigma S]\n"
              "                      [--blocked-max-radius N] [--vectors N,MIN_TAPS]\n"
              "                      [--radius-arg-above R] [--tall-block-rows N] [--block-rows N]\n"
@@ -479,6 +489,11 @@ int main(int argc, char** argv) try {
       t.separable_arg_block_rows = 0;
     }
     if (tile_min_w > 0) t.separable_min_tile_width = tile_min_w;
+    if (col_w == 0) t.separable_columns.clear();
+    if (col_w > 0) {
+      t.separable_columns = {{0, col_w, col_rows}};
+      t.separable_columns_tile_rows = col_tile_rows;
+    }
     if (taps_by_value >= 0) t.taps_by_value = taps_by_value == 1;
     if (fast_min_sigma >= 0) t.fast_gaussian_min_sigma = fast_min_sigma;
     device->set_tuning(t);

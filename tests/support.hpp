@@ -153,7 +153,8 @@ struct Layout {
   clf::Variant variant;
   int vector_width;
   const char* name;
-  int separable_rows = -1;  // -1: the device's default
+  int separable_rows = -1;     // -1: the device's default
+  bool columns_first = false;  // tiled: the separable single pass sums columns first
 };
 inline const std::vector<Layout>& layouts() {
   static const std::vector<Layout> all = {
@@ -161,7 +162,8 @@ inline const std::vector<Layout>& layouts() {
       {clf::Variant::direct, 1, "direct x1"},
       {clf::Variant::direct, 4, "direct 4x2 blocks", 0},
       {clf::Variant::direct, 4, "direct 4x2 blocks, separable in one pass of 3-row blocks", 3},
-      {clf::Variant::tiled, 0, "tiled"}};
+      {clf::Variant::tiled, 0, "tiled"},
+      {clf::Variant::tiled, 0, "tiled, separable columns first", -1, true}};
   return all;
 }
 
@@ -207,7 +209,8 @@ struct TuningScope {
 
 // A kernel layout for the scope (and the tuning put back after it).
 struct VariantScope : TuningScope {
-  explicit VariantScope(clf::Variant v, int vector_width = 0, int separable_rows = -1) {
+  explicit VariantScope(clf::Variant v, int vector_width = 0, int separable_rows = -1,
+                        bool columns_first = false) {
     clf::Tuning t = saved;
     t.variant = v;
     if (vector_width > 0) t.vector_width = vector_width;
@@ -228,6 +231,11 @@ struct VariantScope : TuningScope {
       t.separable_min_tile_width = 32;  // the same tiles on every device
       t.separable_literal_tile_rows = 0;
       t.separable_arg_block_rows = 0;
+      // Columns first: groups of 64 columns (16 float4s, up to 8 of them halo) and 6 rows, 2
+      // rows per work-item; else rows first.
+      t.separable_columns.clear();
+      if (columns_first) t.separable_columns = {{0, 64, 2}};
+      t.separable_columns_tile_rows = 6;
     } else if (vector_width == 4) {  // blocks of 4x2 outputs (4x8 from radius 4), 8 work-items
       t.tile_height = 2;             // per group, on every device
       t.block_rows = {{4, 8}};

@@ -130,7 +130,8 @@ void check_case(const FilterCase& fc, const std::string& border, const clf::Imag
 TEST_CASE("every filter matches the reference for every border, type, channel count and variant") {
   const auto cases = filter_cases();
   for (const auto& layout : test::layouts()) {
-    test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows);
+    test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows,
+                             layout.columns_first);
     for (auto type :
          {clf::PixelType::f32, clf::PixelType::u8, clf::PixelType::u16, clf::PixelType::f16})
       for (int channels : {1, 3, 4}) {
@@ -144,7 +145,8 @@ TEST_CASE("every filter matches the reference for every border, type, channel co
 TEST_CASE("odd sizes: 1x1, single rows and columns, prime widths, radius larger than the image") {
   const auto cases = filter_cases();
   for (const auto& layout : test::layouts()) {
-    test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows);
+    test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows,
+                             layout.columns_first);
     for (auto [w, h] : {std::pair{1, 1}, {1, 9}, {9, 1}, {7, 3}, {131, 5}, {1000, 3}, {2, 2}}) {
       const clf::Image in = test::random_image(w, h, 1, clf::PixelType::f32, 3);
       for (const auto& fc : cases)
@@ -232,7 +234,8 @@ TEST_CASE("every variant gives the same answer") {
   for (const auto& fc : filter_cases()) {
     std::vector<clf::Image> results;
     for (const auto& layout : test::layouts()) {
-      test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows);
+      test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows,
+                               layout.columns_first);
       results.push_back(test::run_chain({fc.spec}, in));
     }
     INFO(fc.spec);
@@ -260,7 +263,8 @@ TEST_CASE("taps of weight 0 are left out, as OpenCV's filter2D leaves them out")
       {"1,0,0,0,0;0,0,1,0,0;0,1,-4,1,0;0,0,1,0,0;0,0,0,0,0", 19}};
   for (const auto& [kernel, zeros] : kernels)
     for (const auto& layout : test::layouts()) {
-      test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows);
+      test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows,
+                               layout.columns_first);
       clf::Pipeline p(test::device());
       p.add(test::registry(), "convolve:kernel=" + kernel + ",method=direct");
       INFO(kernel << ", " << layout.name << ": " << p.filter(0).describe());
@@ -302,7 +306,8 @@ TEST_CASE(
   double l1 = 0;
   for (double v : m.values) l1 += std::abs(v);
   for (const auto& layout : test::layouts()) {
-    test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows);
+    test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows,
+                             layout.columns_first);
     clf::Tuning t = test::device()->tuning();
     t.blocked_max_radius = 16;
     test::device()->set_tuning(t);
@@ -380,7 +385,8 @@ TEST_CASE("kernels past the constant-memory and local-memory limits still run") 
   const clf::Image in = test::random_image(40, 30, 1, clf::PixelType::f32, 11);
   const clf::Matrix m = clf::parse_matrix(kernel, "k");
   for (const auto& layout : test::layouts()) {
-    test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows);
+    test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows,
+                             layout.columns_first);
     const clf::Image out = test::run_chain({"convolve:kernel=" + kernel}, in);
     const ref::Image want =
         ref::correlate(test::to_ref(in), m.values, 101, 101, Border::reflect101);
@@ -525,6 +531,26 @@ TEST_CASE("separable kernels run in one pass where the tuning says so, else in t
                Catch::Contains("separable single pass, tiled 32x4/8"));
     CHECK_THAT(describe("gaussian:sigma=20"),
                Catch::Contains("separable single pass, tiled 32x12/"));  // 12 rows of 1
+  }
+  {
+    // Columns first (the tests' 64-column groups of 6 rows, 2 per work-item): a group stores
+    // the columns its halo leaves, 64 - 2 x 8 at radius 6 (sigma 1.5), 64 - 2 x 12 at radius
+    // 12; literal radii only, and
+    // radii whose halo leaves no pair of float4 columns take rows first.
+    test::VariantScope columns(clf::Variant::tiled, 0, -1, true);
+    clf::Tuning t = test::device()->tuning();
+    t.radius_arg_above = 12;
+    test::device()->set_tuning(t);
+    CHECK_THAT(describe("gaussian:sigma=1.5"),
+               Catch::Contains("separable single pass, columns first 48x6/48"));
+    CHECK_THAT(describe("box:radius=12"),
+               Catch::Contains("separable single pass, columns first 40x6/48"));
+    CHECK_THAT(describe("gaussian:sigma=4"), Catch::Contains("tiled 32x8/16, radii as arguments"));
+    t.radius_arg_above = -1;
+    test::device()->set_tuning(t);
+    CHECK_THAT(describe("box:radius=28"),
+               Catch::Contains("separable single pass, columns first 8x6/48"));
+    CHECK_THAT(describe("box:radius=29"), Catch::Contains("separable single pass, tiled 32x12/24"));
   }
   // Fitting tiles into 48 KiB of local memory, 1024 work-items at most, from 128 x 128 tiles of
   // 8-row blocks: sigma 3 keeps the width (88 row results for 64 outputs); sigma 20's 160 halo

@@ -25,7 +25,8 @@ TEST_CASE("streamed output equals whole-image output for any strip height, slot 
        "box:radius=1,border=constant,border_value=0.5"},
       {"convolve:kernel=1,0,-1;2,0,-2;1,0,-1,border=reflect", "box:radius=4,border=reflect101"},
       {"box:radius=2,border=wrap", "sobel"},
-      {"gaussian:sigma=6,method=fast,border=reflect", "sobel"},  // multirate, coarse planes in temps
+      {"gaussian:sigma=6,method=fast,border=reflect",
+       "sobel"},  // multirate, coarse planes in temps
       {"gaussian:sigma=5.5,method=fast,border=wrap"},
   };
   for (const auto& chain : chains) {
@@ -56,7 +57,8 @@ TEST_CASE("every kernel layout streams bit-identically, the tiled single pass in
                                           "box:radius=5,border=wrap",
                                           "convolve:kernel=1,2,1;0,0,0;-1,-2,-1"};
   for (const auto& layout : test::layouts()) {
-    test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows);
+    test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows,
+                             layout.columns_first);
     const clf::Image expect = whole(chain, in);
     for (int rows : {1, 3, 16, 46})
       for (int slots : {1, 3}) {

@@ -258,6 +258,30 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
     one_pass_tiling_ = fit_separable_tiling(fit, device.info().local_mem_bytes,
                                             device.info().max_work_group_size, ry_);
   }
+  const std::string literal_radii = "-D RX=" + std::to_string(rx) + " -D RY=" + std::to_string(ry_);
+  // Weights by value where the literal radii size their structs and both fit the arguments.
+  const bool literal_by_value =
+      tuning.taps_by_value && KernelWeights::fit_by_value(kx.size() + ky.size());
+  auto take = [&](cl::Kernel kernel, bool by_value) {
+    one_pass_ = std::move(kernel);
+    one_pass_wx_ = KernelWeights(device, kx, by_value, name + " row weights");
+    one_pass_wy_ = KernelWeights(device, ky, by_value, name + " column weights");
+    two_pass_ = false;
+  };
+  if (one_pass_tiling_.variant == Variant::tiled && !any_radius_ && choose_columns(device)) {
+    const std::string options = literal_radii +
+                                " -D CLF_SEPARABLE -D TH=" + std::to_string(columns_rows_) +
+                                " -D CLF_CW=" + std::to_string(columns_width_) +
+                                " -D CLF_CTH=" + std::to_string(columns_tile_rows_) +
+                                (literal_by_value ? " -D CLF_TAPS_BY_VALUE" : "");
+    cl::Kernel kernel = device.kernel(
+        device.build("clf_correlate", "", options, Helpers::correlate), "clf_separable_columns");
+    if (kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device.device()) >= columns_items()) {
+      take(kernel, literal_by_value);
+      return;
+    }
+    columns_width_ = 0;  // more work-items than its registers allow: rows first
+  }
   // A tile's work-items must fit one group: registers can lower a kernel's limit below the
   // device's, and then the tile is fitted again under the kernel's own limit.
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -268,12 +292,9 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
       int& rows = one_pass_tiling_.group_rows;
       rows = rows >= 4 ? rows / 4 * 4 : std::min(rows, 2);
     }
-    const std::string radii = tiled && any_radius_
-                                  ? "-D RX=rx -D RY=ry -D CLF_SEPARABLE_ANY"
-                                  : "-D RX=" + std::to_string(rx) + " -D RY=" + std::to_string(ry_);
-    // Weights by value where the literal radii size their structs and both fit the arguments.
-    const bool by_value =
-        tuning.taps_by_value && !any_radius_ && KernelWeights::fit_by_value(kx.size() + ky.size());
+    const std::string radii =
+        tiled && any_radius_ ? "-D RX=rx -D RY=ry -D CLF_SEPARABLE_ANY" : literal_radii;
+    const bool by_value = literal_by_value && !any_radius_;
     const std::string options = radii + " -D CLF_SEPARABLE" +
                                 (tiled ? " -D LX=" + std::to_string(t.group_width) +
                                              " -D LY=" + std::to_string(t.group_rows) +
@@ -284,9 +305,7 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
                               tiled ? "clf_separable_tiled" : "clf_separable_blocked");
     const size_t limit = one_pass_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device.device());
     if (limit >= size_t(t.group_width) * size_t(t.group_rows)) {
-      one_pass_wx_ = KernelWeights(device, kx, by_value, name + " row weights");
-      one_pass_wy_ = KernelWeights(device, ky, by_value, name + " column weights");
-      two_pass_ = false;
+      take(one_pass_, by_value);
       return;
     }
     one_pass_ = cl::Kernel();
@@ -304,7 +323,55 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
   }
 }
 
+bool SeparableCorrelation::choose_columns(const Device& device) {
+  const Tuning& tuning = device.tuning();
+  const Tuning::SeparableColumns* pick = nullptr;
+  for (const Tuning::SeparableColumns& entry : tuning.separable_columns)
+    if (std::max(rx_, ry_) >= entry.min_radius) pick = &entry;
+  if (!pick) return false;
+  // The width a power of 2 from 8 to 256 float4s (kernels/correlate.clh sets the row pass's
+  // work-items to a row by it), with at least one pair of output columns past its halo; as many
+  // rows a group, whole blocks of `rows`, as fit local memory (1 KiB left for the runtime) and one
+  // group.
+  const int width = pick->width / 4, rows = std::max(1, pick->rows);
+  const int out = width - plane_margin(rx_) / 2;
+  if (width < 8 || width > 256 || (width & (width - 1)) != 0 || out < 2) return false;
+  const uint64_t local = device.info().local_mem_bytes, room = local > 1024 ? local - 1024 : 0;
+  const size_t max_items = device.info().max_work_group_size;
+  int tile_rows = std::max(rows, tuning.separable_columns_tile_rows / rows * rows);
+  auto fits = [&] {
+    return uint64_t(tile_rows) * uint64_t(width + 4) * 16 <= room &&
+           size_t(width) * size_t(tile_rows / rows) <= max_items;
+  };
+  while (!fits() && tile_rows > rows) tile_rows -= rows;
+  if (!fits()) return false;
+  columns_width_ = width;
+  columns_rows_ = rows;
+  columns_tile_rows_ = tile_rows;
+  columns_out_ = out;
+  return true;
+}
+
+size_t SeparableCorrelation::columns_items() const {
+  return size_t(columns_width_) * size_t(columns_tile_rows_ / std::max(1, columns_rows_));
+}
+
 void SeparableCorrelation::enqueue(const Stage& stage, const Plane& src, const Plane& dst) const {
+  if (one_pass_() && columns_width_ > 0) {
+    one_pass_tiling_.check_input(src, rx_, name_);
+    cl::Kernel kernel = one_pass_;
+    KernelArgs args(kernel);
+    args << src << dst << dst.width << dst.rows;
+    one_pass_wx_.pass(args);
+    one_pass_wy_.pass(args);
+    args << delta_;
+    const size_t groups_x = size_t(((dst.width + 3) / 4 + columns_out_ - 1) / columns_out_);
+    const size_t groups_y = size_t((dst.rows + columns_tile_rows_ - 1) / columns_tile_rows_);
+    stage.launch(kernel,
+                 cl::NDRange(groups_x * columns_items(), groups_y, size_t(stage.channels())),
+                 cl::NDRange(columns_items(), 1, 1), name_.c_str());
+    return;
+  }
   if (one_pass_()) {
     const Tiling& t = one_pass_tiling_;
     t.check_input(src, rx_, name_);
@@ -366,6 +433,10 @@ int SeparableCorrelation::marching_steps(int width, int tiles) const {
 }
 
 std::string SeparableCorrelation::describe() const {
+  if (one_pass_() && columns_width_ > 0)
+    return "separable single pass, columns first " + std::to_string(4 * columns_out_) + "x" +
+           std::to_string(columns_tile_rows_) + "/" + std::to_string(columns_items()) +
+           (one_pass_wx_.by_value() ? ", weights by value" : "");
   if (one_pass_())
     return "separable single pass, " + one_pass_tiling_.describe() +
            (any_radius_ ? ", radii as arguments" : "") +

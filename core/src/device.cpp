@@ -145,6 +145,13 @@ Tuning gpu_tuning() {
   // 2.950, sigma 45 4.270 / 4.492 / 4.252 / 4.355, sigma 60 6.047 / 6.248 / 5.952 / 5.858, box
   // r40 0.904 / 0.875 / 0.921 / 0.924. 5 wins or ties four of the five and loses sigma 60 by 3%.
   tuning.separable_arg_block_rows = 5;
+  // Rows first at every radius: columns first (Tuning::separable_columns) won 4-6% at radii 5 to
+  // 8 in one run and lost at 12, 16 and 32 (H100, 8192^2 f32, kernel ms, rows first / columns
+  // first 256x16x8 / 512x16x8 / 256x16x16: sigma 1.5 0.206 / 0.200 / 0.204 / 0.193, box r5
+  // 0.206 / 0.193 / 0.197 / 0.217, sigma 2 0.213 / 0.216 / 0.224 / 0.204, sigma 3 0.238 / 0.254
+  // / 0.241 / 0.245, sigma 4 0.257 / 0.282 / 0.265 / 0.278, sigma 8 0.449 / 0.542 / 0.458 /
+  // 0.650); no shape wins a band of radii (docs/PERFORMANCE.md).
+  tuning.separable_columns.clear();
   // 16-column tiles where 32 would more than double the row work: sigma 45's 360 halo rows
   // leave 32-column tiles 16 rows in NVIDIA's 48 KiB (12.7 ms), 16-column ones 392 (4.9 ms).
   tuning.separable_min_tile_width = 16;

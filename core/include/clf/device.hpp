@@ -69,6 +69,17 @@ struct Tuning {
   int separable_arg_block_rows = 0;     // rows per work-item with radii as arguments (0: as above)
   int separable_min_tile_width = 32;
   int separable_steps = 0;
+  // Tiled single passes of literal radii, columns first (kernels/correlate.clh,
+  // clf_separable_columns) where an entry applies: that of the last entry (in increasing
+  // min_radius) whose min_radius is at most the larger radius. A group sums the column pass of
+  // `width` columns (a power of 2 from 32 to 1024; the horizontal halo's included) and
+  // separable_columns_tile_rows rows into __local, `rows` rows per work-item, then the row pass
+  // from there. Empty, or a radius below the first entry: rows first, as above.
+  struct SeparableColumns {
+    int min_radius = 0, width = 0, rows = 0;
+  };
+  std::vector<SeparableColumns> separable_columns;
+  int separable_columns_tile_rows = 16;
   // The blocked and tiled kernels of literal radii (2-D windows, separable single passes) take
   // their weights as kernel arguments by value where they fit (false: from a __constant buffer,
   // as the other kernels do).
