@@ -357,21 +357,6 @@ size_t SeparableCorrelation::columns_items() const {
 }
 
 void SeparableCorrelation::enqueue(const Stage& stage, const Plane& src, const Plane& dst) const {
-  if (one_pass_() && columns_width_ > 0) {
-    one_pass_tiling_.check_input(src, rx_, name_);
-    cl::Kernel kernel = one_pass_;
-    KernelArgs args(kernel);
-    args << src << dst << dst.width << dst.rows;
-    one_pass_wx_.pass(args);
-    one_pass_wy_.pass(args);
-    args << delta_;
-    const size_t groups_x = size_t(((dst.width + 3) / 4 + columns_out_ - 1) / columns_out_);
-    const size_t groups_y = size_t((dst.rows + columns_tile_rows_ - 1) / columns_tile_rows_);
-    stage.launch(kernel,
-                 cl::NDRange(groups_x * columns_items(), groups_y, size_t(stage.channels())),
-                 cl::NDRange(columns_items(), 1, 1), name_.c_str());
-    return;
-  }
   if (one_pass_()) {
     const Tiling& t = one_pass_tiling_;
     t.check_input(src, rx_, name_);
@@ -381,6 +366,14 @@ void SeparableCorrelation::enqueue(const Stage& stage, const Plane& src, const P
     one_pass_wx_.pass(args);
     one_pass_wy_.pass(args);
     args << delta_;
+    if (columns_width_ > 0) {  // columns first: columns_out_ float4 columns of outputs a group
+      const size_t groups_x = size_t(((dst.width + 3) / 4 + columns_out_ - 1) / columns_out_);
+      const size_t groups_y = size_t((dst.rows + columns_tile_rows_ - 1) / columns_tile_rows_);
+      stage.launch(kernel,
+                   cl::NDRange(groups_x * columns_items(), groups_y, size_t(stage.channels())),
+                   cl::NDRange(columns_items(), 1, 1), name_.c_str());
+      return;
+    }
     cl::NDRange global = t.global(dst.width, dst.rows, stage.channels());
     if (t.variant == Variant::tiled) {  // groups march down `steps` tiles each
       const int tile_rows = t.tile_height * t.group_rows;
