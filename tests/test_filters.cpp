@@ -535,8 +535,8 @@ TEST_CASE("separable kernels run in one pass where the tuning says so, else in t
   {
     // Columns first (the tests' 64-column groups of 6 rows, 2 per work-item): a group stores
     // the columns its halo leaves, 64 - 2 x 8 at radius 6 (sigma 1.5), 64 - 2 x 12 at radius
-    // 12; literal radii only, and
-    // radii whose halo leaves no pair of float4 columns take rows first.
+    // 12; literal radii only, and radii whose halo leaves no pair of float4 columns take rows
+    // first.
     test::VariantScope columns(clf::Variant::tiled, 0, -1, true);
     clf::Tuning t = test::device()->tuning();
     t.radius_arg_above = 12;
