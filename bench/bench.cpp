@@ -355,7 +355,7 @@ int main(int argc, char** argv) try {
           tile_w < 4 || tile_rows < 1 || block_rows < 1 || tile_steps < 0)
         throw clf::Error(clf::ErrorKind::usage,
                          "--separable-tile expects WxRxTH[xSTEPS], e.g. 64x128x8 or 32x256x8x4");
-    } else if (a == "--separable-columns") {  // columns first: columns x rows x rows per item
+    } else if (a == "--separable-columns") {  // columns first: columns x rows x rows a batch
       const std::string v = next();
       if (v == "0")
         col_w = 0;

@@ -231,8 +231,8 @@ struct VariantScope : TuningScope {
       t.separable_min_tile_width = 32;  // the same tiles on every device
       t.separable_literal_tile_rows = 0;
       t.separable_arg_block_rows = 0;
-      // Columns first: groups of 64 columns (16 float4s, 2 ceil(r / 4) of them the halo) and 6
-      // rows, 2 rows per work-item; else rows first.
+      // Columns first: groups of 64 columns (32 float2 work-items, 2 ceil(r / 4) float4s the
+      // halo) walking down 6 rows in batches of 2, both buffers taken; else rows first.
       t.separable_columns.clear();
       if (columns_first) t.separable_columns = {{0, 64, 2}};
       t.separable_columns_tile_rows = 6;

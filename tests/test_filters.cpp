@@ -164,6 +164,36 @@ TEST_CASE("a large radius on a small image still matches (gaussian sigma 3 = rad
   }
 }
 
+TEST_CASE("columns first at the GPUs' shape: 256 columns, 32-row groups, batches of 16") {
+  // The shape core/src/device.cpp gives GPUs, whose register windows are 2 r + 16 rows long, on
+  // an image 3 groups wide and 2 tall, the last of each partial (the lower groups' first batch
+  // ends past the image's last row, their second never runs): radii 5, 12 and 16, every border.
+  test::VariantScope scope(clf::Variant::tiled, 0, -1, true);
+  clf::Tuning t = test::device()->tuning();
+  t.separable_columns = {{0, 256, 16}};
+  t.separable_columns_tile_rows = 32;
+  t.radius_arg_above = -1;
+  test::device()->set_tuning(t);
+  const clf::Image in = test::random_image(530, 45, 2, clf::PixelType::f32, 13);
+  const auto box = std::vector<double>(11, 1.0 / 11);
+  const std::pair<std::string, std::vector<double>> cases[] = {
+      {"box:radius=5", box},
+      {"gaussian:sigma=3", ref::gaussian_1d(3, gaussian_radius(3))},
+      {"gaussian:sigma=4", ref::gaussian_1d(4, gaussian_radius(4))}};
+  for (const auto& [spec, taps] : cases)
+    for (const char* border : borders) {
+      INFO(spec << " border " << border);
+      const bool constant = std::string(border) == "constant";
+      clf::Pipeline p(test::device());
+      p.add(test::registry(), spec + ",border=" + border + (constant ? ",border_value=0.25" : ""));
+      REQUIRE_THAT(p.filter(0).describe(), Catch::Contains("columns first"));
+      clf::Image out;
+      p.run(in, out);
+      test::check_matches(out, separable(test::to_ref(in), taps, taps,
+                                         ref::border_from_name(border), constant ? 0.25 : 0));
+    }
+}
+
 TEST_CASE("method=fast's kernels stay within the stated bound of OpenCV's, sigma 4 to 128") {
   // From the definitions alone: at every phase, the 1-D multirate kernel's L1 distance from
   // OpenCV's exact one. The 2-D distance is at most the sum of the axes' (all weights positive,
@@ -533,7 +563,7 @@ TEST_CASE("separable kernels run in one pass where the tuning says so, else in t
                Catch::Contains("separable single pass, tiled 32x12/"));  // 12 rows of 1
   }
   {
-    // Columns first (the tests' 64-column groups of 6 rows, 2 per work-item): a group stores
+    // Columns first (the tests' 64-column groups of 6 rows, batches of 2): a group stores
     // the columns its halo leaves, 64 - 2 x 8 at radius 6 (sigma 1.5), 64 - 2 x 12 at radius
     // 12; literal radii only, and radii whose halo leaves no pair of float4 columns take rows
     // first.
@@ -542,14 +572,14 @@ TEST_CASE("separable kernels run in one pass where the tuning says so, else in t
     t.radius_arg_above = 12;
     test::device()->set_tuning(t);
     CHECK_THAT(describe("gaussian:sigma=1.5"),
-               Catch::Contains("separable single pass, columns first 48x6/48"));
+               Catch::Contains("separable single pass, columns first 48x6/32"));
     CHECK_THAT(describe("box:radius=12"),
-               Catch::Contains("separable single pass, columns first 40x6/48"));
+               Catch::Contains("separable single pass, columns first 40x6/32"));
     CHECK_THAT(describe("gaussian:sigma=4"), Catch::Contains("tiled 32x8/16, radii as arguments"));
     t.radius_arg_above = -1;
     test::device()->set_tuning(t);
     CHECK_THAT(describe("box:radius=28"),
-               Catch::Contains("separable single pass, columns first 8x6/48"));
+               Catch::Contains("separable single pass, columns first 8x6/32"));
     CHECK_THAT(describe("box:radius=29"), Catch::Contains("separable single pass, tiled 32x12/24"));
   }
   // Fitting tiles into 48 KiB of local memory, 1024 work-items at most, from 128 x 128 tiles of

@@ -329,32 +329,24 @@ bool SeparableCorrelation::choose_columns(const Device& device) {
   for (const Tuning::SeparableColumns& entry : tuning.separable_columns)
     if (std::max(rx_, ry_) >= entry.min_radius) pick = &entry;
   if (!pick) return false;
-  // The width a power of 2 from 8 to 256 float4s (kernels/correlate.clh sets the row pass's
-  // work-items to a row by it), with at least one pair of output columns past its halo; as many
-  // rows a group, whole blocks of `rows`, as fit local memory (1 KiB left for the runtime) and one
-  // group.
+  // The width a power of 2 from 8 to 256 float4s, 2 work-items each, with at least one pair of
+  // output columns past its halo; whole batches of `rows` a group; the two batch buffers within
+  // local memory (1 KiB left for the runtime).
   const int width = pick->width / 4, rows = std::max(1, pick->rows);
   const int out = width - plane_margin(rx_) / 2;
   if (width < 8 || width > 256 || (width & (width - 1)) != 0 || out < 2) return false;
   const uint64_t local = device.info().local_mem_bytes, room = local > 1024 ? local - 1024 : 0;
-  const size_t max_items = device.info().max_work_group_size;
-  int tile_rows = std::max(rows, tuning.separable_columns_tile_rows / rows * rows);
-  auto fits = [&] {
-    return uint64_t(tile_rows) * uint64_t(width + 4) * 16 <= room &&
-           size_t(width) * size_t(tile_rows / rows) <= max_items;
-  };
-  while (!fits() && tile_rows > rows) tile_rows -= rows;
-  if (!fits()) return false;
+  if (uint64_t(2 * rows) * uint64_t(width + 4) * 16 > room ||
+      size_t(2 * width) > device.info().max_work_group_size)
+    return false;
   columns_width_ = width;
   columns_rows_ = rows;
-  columns_tile_rows_ = tile_rows;
+  columns_tile_rows_ = std::max(rows, tuning.separable_columns_tile_rows / rows * rows);
   columns_out_ = out;
   return true;
 }
 
-size_t SeparableCorrelation::columns_items() const {
-  return size_t(columns_width_) * size_t(columns_tile_rows_ / std::max(1, columns_rows_));
-}
+size_t SeparableCorrelation::columns_items() const { return 2 * size_t(columns_width_); }
 
 void SeparableCorrelation::enqueue(const Stage& stage, const Plane& src, const Plane& dst) const {
   if (one_pass_()) {

@@ -145,13 +145,16 @@ Tuning gpu_tuning() {
   // 2.950, sigma 45 4.270 / 4.492 / 4.252 / 4.355, sigma 60 6.047 / 6.248 / 5.952 / 5.858, box
   // r40 0.904 / 0.875 / 0.921 / 0.924. 5 wins or ties four of the five and loses sigma 60 by 3%.
   tuning.separable_arg_block_rows = 5;
-  // Rows first at every radius: columns first (Tuning::separable_columns) won 4-6% at radii 5 to
-  // 8 in one run and lost at 12, 16 and 32 (H100, 8192^2 f32, kernel ms, rows first / columns
-  // first 256x16x8 / 512x16x8 / 256x16x16: sigma 1.5 0.206 / 0.200 / 0.204 / 0.193, box r5
-  // 0.206 / 0.193 / 0.197 / 0.217, sigma 2 0.213 / 0.216 / 0.224 / 0.204, sigma 3 0.238 / 0.254
-  // / 0.241 / 0.245, sigma 4 0.257 / 0.282 / 0.265 / 0.278, sigma 8 0.449 / 0.542 / 0.458 /
-  // 0.650); no shape wins a band of radii (docs/PERFORMANCE.md).
-  tuning.separable_columns.clear();
+  // Columns first (kernels/correlate.clh, clf_separable_columns) at radii 5 to 20: groups of 128
+  // work-items over 256 columns walking down 32 rows in batches of 16. H100, 8192^2 f32, kernel
+  // ms in one run, rows first / columns first: box r4 0.193 / 0.223, sigma 1 (r4) 0.191 /
+  // 0.223, box r5 0.207 / 0.190, sigma 1.5 0.203 / 0.191, sigma 2 0.212 / 0.189, box r8 0.213 /
+  // 0.190, sigma 3 0.236 / 0.208, box r12 0.237 / 0.209, sigma 4 0.256 / 0.244, sigma 5 (r20)
+  // 0.317 / 0.311, box r20 0.318 / 0.310, sigma 6 (r24) 0.347 / 0.399, sigma 7 0.389 / 0.457,
+  // sigma 8 0.445 / 0.494 (docs/PERFORMANCE.md). Each work-item keeps 2r + 16 rows of a float2
+  // column in registers: 80 registers at radius 12, 128 at radius 24.
+  tuning.separable_columns = {{5, 256, 16}, {21, 0, 0}};
+  tuning.separable_columns_tile_rows = 32;
   // 16-column tiles where 32 would more than double the row work: sigma 45's 360 halo rows
   // leave 32-column tiles 16 rows in NVIDIA's 48 KiB (12.7 ms), 16-column ones 392 (4.9 ms).
   tuning.separable_min_tile_width = 16;

@@ -50,6 +50,10 @@ int main(int argc, char** argv) {
   std::stringstream ss;
   ss << f.rdbuf();
   const std::string src = ss.str();
+  std::ifstream f2("dev/kernel-lab/sliding.cl");
+  std::stringstream ss2;
+  ss2 << f2.rdbuf();
+  const std::string sliding_src = ss2.str();
   const int W4 = W / 4, PADL = getenv("LAB_PADL") ? atoi(getenv("LAB_PADL")) : 64,
             pitch4 = getenv("LAB_PITCH4") ? atoi(getenv("LAB_PITCH4")) : W4 + 2 * PADL,
             PADR = R + 64;
@@ -112,13 +116,22 @@ int main(int argc, char** argv) {
       printf("copy kernel %.3f ms\n", best);
     }
     for (auto& v : variants) {
-      int CW, TH, LYC;
-      if (sscanf(v.c_str(), "%dx%dx%d", &CW, &TH, &LYC) != 3) continue;
+      int CW, TH, LYC, VW = 0;
+      const bool sliding = v[0] == 's';
+      if (sliding) {
+        if (sscanf(v.c_str(), "s%dx%dx%dx%d", &CW, &TH, &LYC, &VW) != 4) continue;
+      } else if (sscanf(v.c_str(), "%dx%dx%d", &CW, &TH, &LYC) != 3) {
+        continue;
+      }
       const std::string extra = v.find(':') != std::string::npos ? v.substr(v.find(':') + 1) : "";
       std::ostringstream opt;
-      opt << "-D R=" << R << " -D CW=" << CW << " -D TH=" << TH << " -D LYC=" << LYC << " "
-          << extra;
-      cl::Program p(ctx, src);
+      if (sliding)
+        opt << "-D R=" << R << " -D GW=" << CW << " -D H=" << TH << " -D B=" << LYC
+            << " -D VW=" << VW << " " << extra;
+      else
+        opt << "-D R=" << R << " -D CW=" << CW << " -D TH=" << TH << " -D LYC=" << LYC << " "
+            << extra;
+      cl::Program p(ctx, sliding ? sliding_src : src);
       try {
         p.build(opt.str().c_str());
       } catch (...) {
@@ -126,14 +139,14 @@ int main(int argc, char** argv) {
                p.getBuildInfo<CL_PROGRAM_BUILD_LOG>(dev).c_str());
         continue;
       }
-      cl::Kernel k(p, "cf");
+      cl::Kernel k(p, sliding ? "sw" : "cf");
       struct {
         float w[128];
       } taps{};
       for (int i = 0; i <= 2 * R; ++i) taps.w[i] = w[i];
       k.setArg(0, bin);
-      k.setArg(1, origin4);
-      k.setArg(2, pitch4);
+      k.setArg(1, sliding ? 4 * origin4 : origin4);
+      k.setArg(2, sliding ? 4 * pitch4 : pitch4);
       k.setArg(3, bout);
       k.setArg(4, W4);
       k.setArg(5, Hh);
@@ -149,8 +162,10 @@ int main(int argc, char** argv) {
         std::ofstream(name).write((const char*)bins[0].data(), bins[0].size());
       }
       const int H4 = (R + 3) / 4,
-                OW = extra.find("ROW16") != std::string::npos ? ((CW - 2 * H4) & ~3) : CW - 2 * H4,
-                WG = CW * TH / LYC * (extra.find("F2") != std::string::npos ? 2 : 1);
+                OW = sliding ? CW * VW / 4 - 2 * H4
+                     : extra.find("ROW16") != std::string::npos ? ((CW - 2 * H4) & ~3)
+                                                                : CW - 2 * H4,
+                WG = sliding ? CW : CW * TH / LYC * (extra.find("F2") != std::string::npos ? 2 : 1);
       const int ngx = (W4 + OW - 1) / OW;
       q.enqueueFillBuffer(bout, (float)NAN, 0, (size_t)W * Hh * 4);
       double best = 1e9;

@@ -129,7 +129,7 @@ class SeparableCorrelation {
   int forced_steps_ = 0, min_groups_ = 1;
   bool any_radius_ = false;  // the tiled kernel takes the radii as arguments (-D CLF_SEPARABLE_ANY)
   // Columns first (Tuning::separable_columns): float4 columns a group sums (0: rows first), rows
-  // per work-item, rows a group; and the float4 columns of outputs a group stores.
+  // a batch, rows a group; and the float4 columns of outputs a group stores.
   int columns_width_ = 0, columns_rows_ = 0, columns_tile_rows_ = 0, columns_out_ = 0;
   // Chooses columns first for literal radii where the tuning says so and it fits; true if so.
   bool choose_columns(const Device& device);

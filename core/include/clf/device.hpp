@@ -71,10 +71,11 @@ struct Tuning {
   int separable_steps = 0;
   // Tiled single passes of literal radii, columns first (kernels/correlate.clh,
   // clf_separable_columns) where an entry applies: that of the last entry (in increasing
-  // min_radius) whose min_radius is at most the larger radius. A group sums the column pass of
-  // `width` columns (a power of 2 from 32 to 1024; the horizontal halo's included) and
-  // separable_columns_tile_rows rows into __local, `rows` rows per work-item, then the row pass
-  // from there. Empty, or a radius below the first entry: rows first, as above.
+  // min_radius) whose min_radius is at most the larger radius. A group of width / 2 work-items
+  // owns `width` columns (a power of 2 from 32 to 1024; the horizontal halo's included) and walks
+  // down separable_columns_tile_rows rows, keeping each float2 column's window in registers; every
+  // `rows` rows it sums their column pass into __local and the row pass reads it from there.
+  // Empty, a radius below the first entry, or an entry of width 0: rows first, as above.
   struct SeparableColumns {
     int min_radius = 0, width = 0, rows = 0;
   };
