@@ -3,9 +3,11 @@
 // a copy kernel, device-resident on one 8192x8192 f32 plane, and checks 11 rows of each against a
 // CPU reference in double. Each variant is CWxTHxROWS[:build options]: float4 columns a group sums
 // (its halo included), rows a group, rows per work-item, and columns.cl's lab switches (-D LIN,
-// STEPS=n, ROW16, F2, YFIRST, CLAMP, VST, NOCOL, NOROW, STORE1; see there). Not part of the build:
+// STEPS=n, ROW16, F2, YFIRST, CLAMP, VST, NOCOL, NOROW, STORE1; see there). A variant
+// sGWxHxBxVW[:options] runs sliding.cl's walking groups instead: GW work-items of VW floats, H
+// rows a group, B rows a batch (switches PD=n, RESTRICT, NOCOL, NOROW). Not part of the build:
 //   g++ -O2 -std=c++17 dev/kernel-lab/columns.cpp -o /tmp/columns -lOpenCL
-//   /tmp/columns 3 128x16x16 "64x16x8:-D CLAMP"     (LAB_CPU=1: the CPU device)
+//   /tmp/columns 3 128x16x16 "64x16x8:-D CLAMP" s128x32x16x2     (LAB_CPU=1: the CPU device)
 // (run from the project root; docs/PERFORMANCE.md quotes its H100 figures). The PTX of each
 // variant goes to /tmp/cf_<variant>_<radius>.ptx.
 #define CL_HPP_TARGET_OPENCL_VERSION 120
@@ -162,7 +164,7 @@ int main(int argc, char** argv) {
         std::ofstream(name).write((const char*)bins[0].data(), bins[0].size());
       }
       const int H4 = (R + 3) / 4,
-                OW = sliding ? CW * VW / 4 - 2 * H4
+                OW = sliding                                    ? CW * VW / 4 - 2 * H4
                      : extra.find("ROW16") != std::string::npos ? ((CW - 2 * H4) & ~3)
                                                                 : CW - 2 * H4,
                 WG = sliding ? CW : CW * TH / LYC * (extra.find("F2") != std::string::npos ? 2 : 1);
