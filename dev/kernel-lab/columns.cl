@@ -42,6 +42,8 @@ typedef struct { float w[KW]; } taps;
 #define IDX(c) (((c) & 1) * HALF + ((c) >> 1))
 #endif
 
+#include "row8.clh"
+
 __kernel void copy4(__global const float4* src, int origin, int pitch4, __global float4* dst,
                     int w4) {
   const int x = get_global_id(0), y = get_global_id(1);
@@ -129,28 +131,8 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void cf(
 #endif
     const __local float4* row = col + t * RS;
 #if !defined(ROW16)
-    float4 a = 0.f, b = 0.f;
-#pragma unroll
-    for (int k = 0; k < NQ8; ++k) {
-      const float4 q = row[IDX(2 * pl + k)];
-#if defined(NOROW)
-      a += q; b += q.yzwx;
-      continue;
-#endif
-      const float e[4] = {q.x, q.y, q.z, q.w};
-#pragma unroll
-      for (int u = 0; u < 4; ++u) {
-        const int i = 4 * k + u - OFF;
-        if (i >= 0 && i < KW) a.x += wx.w[i] * e[u];
-        if (i - 1 >= 0 && i - 1 < KW) a.y += wx.w[i - 1] * e[u];
-        if (i - 2 >= 0 && i - 2 < KW) a.z += wx.w[i - 2] * e[u];
-        if (i - 3 >= 0 && i - 3 < KW) a.w += wx.w[i - 3] * e[u];
-        if (i - 4 >= 0 && i - 4 < KW) b.x += wx.w[i - 4] * e[u];
-        if (i - 5 >= 0 && i - 5 < KW) b.y += wx.w[i - 5] * e[u];
-        if (i - 6 >= 0 && i - 6 < KW) b.z += wx.w[i - 6] * e[u];
-        if (i - 7 >= 0 && i - 7 < KW) b.w += wx.w[i - 7] * e[u];
-      }
-    }
+    float4 a, b;
+    lab_row8(row, 2 * pl, wx, &a, &b);
 #else
     float o[16];
 #pragma unroll

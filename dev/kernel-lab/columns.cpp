@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
   for (int round = 0; round < 2; ++round) {
     {
       cl::Program p(ctx, src);
-      p.build("-D R=1 -D CW=32 -D TH=8 -D LYC=8");
+      p.build("-I dev/kernel-lab -D R=1 -D CW=32 -D TH=8 -D LYC=8");
       cl::Kernel k(p, "copy4");
       k.setArg(0, bin);
       k.setArg(1, origin4);
@@ -127,6 +127,7 @@ int main(int argc, char** argv) {
       }
       const std::string extra = v.find(':') != std::string::npos ? v.substr(v.find(':') + 1) : "";
       std::ostringstream opt;
+      opt << "-I dev/kernel-lab ";
       if (sliding)
         opt << "-D R=" << R << " -D GW=" << CW << " -D H=" << TH << " -D B=" << LYC
             << " -D VW=" << VW << " " << extra;

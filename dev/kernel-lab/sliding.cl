@@ -25,6 +25,8 @@ typedef struct { float w[KW]; } taps;
 #define RS (HALF + CW / 2)
 #define IDX(c) (((c) & 1) * HALF + ((c) >> 1))
 
+#include "row8.clh"
+
 #ifndef PD
 #define PD 1
 #endif
@@ -85,29 +87,8 @@ __kernel __attribute__((reqd_work_group_size(GW, 1, 1))) void sw(
       const int go = gx * OW + 2 * pl;
       if (go >= w4) continue;
       const __local float4* row = Lb + t * RS;
-      float4 a = 0.f, bb = 0.f;
-#pragma unroll
-      for (int q = 0; q < NQ8; ++q) {
-        const float4 v = row[IDX(2 * pl + q)];
-#if defined(NOROW)
-        a += v;
-        bb += v.yzwx;
-        continue;
-#endif
-        const float e[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-        for (int m = 0; m < 4; ++m) {
-          const int i = 4 * q + m - OFF;
-          if (i >= 0 && i < KW) a.x += wx.w[i] * e[m];
-          if (i - 1 >= 0 && i - 1 < KW) a.y += wx.w[i - 1] * e[m];
-          if (i - 2 >= 0 && i - 2 < KW) a.z += wx.w[i - 2] * e[m];
-          if (i - 3 >= 0 && i - 3 < KW) a.w += wx.w[i - 3] * e[m];
-          if (i - 4 >= 0 && i - 4 < KW) bb.x += wx.w[i - 4] * e[m];
-          if (i - 5 >= 0 && i - 5 < KW) bb.y += wx.w[i - 5] * e[m];
-          if (i - 6 >= 0 && i - 6 < KW) bb.z += wx.w[i - 6] * e[m];
-          if (i - 7 >= 0 && i - 7 < KW) bb.w += wx.w[i - 7] * e[m];
-        }
-      }
+      float4 a, bb;
+      lab_row8(row, 2 * pl, wx, &a, &bb);
       __global float4* d = dst + (y0 + k * B + t) * w4 + go;
       d[0] = a;
       if (go + 1 < w4) d[1] = bb;
