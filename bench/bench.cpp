@@ -290,6 +290,7 @@ int main(int argc, char** argv) try {
   int tile_w = 0, tile_rows = 0, block_rows = 0, tile_steps = 0, tile_min_w = 0;
   double fast_min_sigma = -1;             // --fast-min-sigma S: -1 = the device's tuning
   int taps_by_value = -1;                 // --taps-by-value 0|1: -1 = the device's tuning
+  int stage_loads = -1;                   // --stage-loads 0|1: -1 = the device's tuning
   int blocked_max_radius = -1;            // -1 = the device's tuning
   int tall_block_rows = 0;                // --tall-block-rows: 0 = the device's tuning
   int blocked_rows = 0, group_width = 0;  // --block-rows, --group-width: 0 = the device's tuning
@@ -363,6 +364,11 @@ int main(int argc, char** argv) try {
                col_w < 32 || col_tile_rows < 1 || col_rows < 1)
         throw clf::Error(clf::ErrorKind::usage,
                          "--separable-columns expects 0 or WxRxTH, e.g. 512x16x8");
+    } else if (a == "--stage-loads") {  // the staging helper: work-items' loads or async copies
+      const std::string v = next();
+      if (v != "0" && v != "1")
+        throw clf::Error(clf::ErrorKind::usage, "--stage-loads expects 0 or 1");
+      stage_loads = v == "1";
     } else if (a == "--taps-by-value") {  // blocked and tiled kernels: weights by value or buffer
       const std::string v = next();
       if (v != "0" && v != "1")
@@ -381,7 +387,8 @@ int main(int argc, char** argv) try {
              "                      [--strip-rows N] [--slots N] [--pageable] [--scale] [--smoke]\n"
              "                      [--separable-rows N] [--separable-tile WxRxTH[xSTEPS]]\n"
              "                      [--separable-min-width N] [--separable-columns 0|WxRxTH]\n"
-             "                      [--taps-by-value 0|1] [--fast-min-sigma S]\n"
+             "                      [--taps-by-value 0|1] [--stage-loads 0|1] [--fast-min-sigma "
+             "S]\n"
              "                      [--blocked-max-radius N] [--vectors N,MIN_TAPS]\n"
              "                      [--radius-arg-above R] [--tall-block-rows N] [--block-rows N]\n"
              "                      [--group-width N]\n"
@@ -495,6 +502,7 @@ int main(int argc, char** argv) try {
       t.separable_columns_tile_rows = col_tile_rows;
     }
     if (taps_by_value >= 0) t.taps_by_value = taps_by_value == 1;
+    if (stage_loads >= 0) t.stage_with_loads = stage_loads == 1;
     if (fast_min_sigma >= 0) t.fast_gaussian_min_sigma = fast_min_sigma;
     device->set_tuning(t);
   }

@@ -471,6 +471,35 @@ TEST_CASE(
   test::check_matches(out, separable(test::to_ref(in), g, g, Border::reflect101, 0));
 }
 
+TEST_CASE("the staging helper's own loads give the bits of its async copies, and the reference's") {
+  // Tuning::stage_with_loads: the tiled 2-D kernels (the tests' 32x4 tiles) and Sobel's stage
+  // their windows with work-items' float4 loads instead of async_work_group_copy. Groups of 16
+  // work-items take a window row (8 float4s and the halo's) and more at each step, groups of 4
+  // part of one, as the GPUs' 64 do their 62 and the halo's; windows that the plane's edges cut
+  // (odd widths and heights, 1 row) are among them.
+  const auto cases = filter_cases();
+  test::VariantScope scope(clf::Variant::tiled);
+  for (int group : {16, 4})
+    for (auto [w, h] : {std::pair{37, 23}, {131, 5}, {9, 1}})
+      for (const auto& fc : cases) {
+        const clf::Image in = test::random_image(w, h, 3, clf::PixelType::f32, unsigned(w + h));
+        clf::Image out[2];
+        for (int loads = 0; loads < 2; ++loads) {
+          clf::Tuning t = test::device()->tuning();
+          t.group_width = group;
+          t.stage_with_loads = loads == 1;
+          test::device()->set_tuning(t);
+          out[loads] = test::run_chain(
+              {fc.spec + (fc.spec.find(':') == std::string::npos ? ":" : ",") + "border=reflect"},
+              in);
+        }
+        INFO(fc.spec << " on " << w << "x" << h << ", groups of " << group);
+        CHECK(test::identical(out[0], out[1]));
+        test::check_matches(out[1], fc.reference(test::to_ref(in), Border::reflect, 0),
+                            fc.kernel_l1);
+      }
+}
+
 TEST_CASE("weights passed by value give the bits of weights in a buffer, on every layout") {
   const clf::Image in = test::random_image(70, 45, 2, clf::PixelType::f32, 37);
   auto run = [&](const std::string& spec, bool by_value, std::string* how) {

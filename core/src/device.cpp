@@ -108,6 +108,11 @@ Tuning gpu_tuning() {
   // async_work_group_copy as a blocking loop plus a barrier per call, so a tile pays one
   // global-memory latency per staged row that direct reads overlap (docs/PERFORMANCE.md).
   tuning.variant = Variant::direct;
+  // The tiled variant's windows by async_work_group_copy: the work-items' own float4 loads
+  // (stage_with_loads) win only the 9x9 (H100, 8192^2 f32, tiled kernel ms over two runs, async /
+  // loads: sobel x 0.190 / 0.189, box r2 0.210-0.211 / 0.222-0.223, 5x5 0.207-0.209 / 0.217, 9x9
+  // 0.307 / 0.292-0.295); direct, the default, beats both (0.182-0.186, 9x9 0.221-0.224).
+  tuning.stage_with_loads = false;
   tuning.vector_width = 4;
   tuning.tile_width = 248;
   tuning.tile_height = 4;
@@ -179,6 +184,11 @@ Tuning cpu_tuning() {
   // On CPUs __local is only an extra copy through the same caches.
   // One SIMD register of outputs per work-item (16 floats = AVX-512; fine on AVX2 too).
   tuning.variant = Variant::direct;
+  // The tiled variant stages with PoCL's async_work_group_copy, which beats the work-items' own
+  // loads (1920x1080 f32, tiled kernel ms over two runs, async / loads: sobel x 3.74-3.78 /
+  // 3.97-4.30, box r2 6.06-6.10 / 6.56-7.13, 5x5 5.92-6.01 / 6.42-6.51, 9x9 12.4-12.7 /
+  // 12.9-13.0).
+  tuning.stage_with_loads = false;
   tuning.tile_width = 64;
   tuning.tile_height = 8;
   tuning.group_width = 64;
@@ -363,7 +373,8 @@ void Device::Impl::store_in_disk_cache(const std::string& key, const cl::Program
 cl::Program Device::build(const std::string& name, const std::string& source,
                           const std::string& own_options, Helpers helpers) {
   Impl& d = *impl_;
-  const std::string options = own_options + d.build_options;
+  const bool loads = uses(helpers, Helpers::stage) && tuning().stage_with_loads;
+  const std::string options = own_options + (loads ? " -D CLF_STAGE_LOADS" : "") + d.build_options;
   std::string full = clf_kernel_contract_h;
   if (uses(helpers, Helpers::border)) full += clf_kernel_border_clh;
   if (uses(helpers, Helpers::stage)) full += clf_kernel_stage_clh;

@@ -85,6 +85,10 @@ struct Tuning {
   // their weights as kernel arguments by value where they fit (false: from a __constant buffer,
   // as the other kernels do).
   bool taps_by_value = true;
+  // The shared staging helper (kernels/stage.clh, clf_stage_window: the tiled 2-D kernels and
+  // plugins' own) copies windows with the work-items' float4 loads and a barrier (-D
+  // CLF_STAGE_LOADS) rather than async_work_group_copy.
+  bool stage_with_loads = false;
   // 2-D windows by FFT (clf::fft_pays): the direct taps that cost as much as one unit of FFT work
   // (clf::fft_cost) on this device; 0 = never chosen on its own (method=fft still forces it).
   double fft_tap_cost = 0;
