@@ -157,7 +157,7 @@ Tuning gpu_tuning() {
   // 0.190, sigma 3 0.236 / 0.208, box r12 0.237 / 0.209, sigma 4 0.256 / 0.244, sigma 5 (r20)
   // 0.317 / 0.311, box r20 0.318 / 0.310, sigma 6 (r24) 0.347 / 0.399, sigma 7 0.389 / 0.457,
   // sigma 8 0.445 / 0.494 (docs/PERFORMANCE.md). Each work-item keeps 2r + 16 rows of a float2
-  // column in registers: 80 registers at radius 12, 128 at radius 24.
+  // column in registers: 80 at radius 12 (ptxas: 124 in all), 128 at radius 24.
   tuning.separable_columns = {{5, 256, 16}, {21, 0, 0}};
   tuning.separable_columns_tile_rows = 32;
   // 16-column tiles where 32 would more than double the row work: sigma 45's 360 halo rows
