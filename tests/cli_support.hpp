@@ -14,9 +14,13 @@
 
 namespace test {
 
+// This process's scratch directory, empty when first asked for: a directory of that name is a
+// dead process's whose pid this one reuses (pids wrap at 32768 on a long CI run), and its files
+// (an output that a test expects a refused run not to write) must not leak into this one.
 inline std::filesystem::path scratch() {
   static std::filesystem::path dir = [] {
     auto d = std::filesystem::temp_directory_path() / ("clf_cli_test_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(d);
     std::filesystem::create_directories(d);
     return d;
   }();
