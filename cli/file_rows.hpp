@@ -14,6 +14,8 @@
 
 namespace clf {
 
+class CheckedFile;  // image_io.cpp: the temporary file, every write checked
+
 // The first subimage of a file. u8/u16/half/float files keep their type; others are read as f32.
 // The constructor checks what can be checked without pixels (missing file, JPEG metadata
 // OpenImageIO would misread, volumes, sizes past the format limits) and throws Error(io) naming the
@@ -65,10 +67,13 @@ class FileRowSink final : public RowSink {
 
  private:
   void flush_band();
+  void check_file();
+  void verify_unproxied();
   [[noreturn]] void fail(const std::string& why);
   std::string path_;
-  TempOutput tmp_;  // declared before out_: the file closes before an uncommitted one is removed
+  TempOutput tmp_;  // declared before file_ and out_: they close before an uncommitted file goes
   const std::atomic<bool>* cancel_;
+  std::unique_ptr<CheckedFile> file_;  // the temporary file, where the format takes an IOProxy
   std::unique_ptr<OIIO::ImageOutput> out_;
   OIIO::ImageSpec spec_;
   PixelType type_;

@@ -1,10 +1,13 @@
 // Image files through OpenImageIO: type mapping, size checks, atomic writes.
 #include "image_io.hpp"
 
+#include <OpenImageIO/filesystem.h>
 #include <OpenImageIO/imagebuf.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <vector>
@@ -46,6 +49,90 @@ std::string clean(std::string message) {
 }
 
 }  // namespace
+
+// The temporary file as OpenImageIO's writers see it: every write is checked here, so a writer
+// that ignores a failed write (the PNG writer does) cannot hide a full disk. A failed write is
+// reported to the writer as done, so no writer takes its own error path (libjpeg's calls exit());
+// the sink checks error() after each call and stops.
+class CheckedFile final : public OIIO::Filesystem::IOProxy {
+ public:
+  explicit CheckedFile(const std::string& path) : IOProxy(path, Write) {
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd_ < 0) failed_ = errno;
+  }
+  ~CheckedFile() override { close(); }
+  const char* proxytype() const override { return "clfilter-checked"; }
+  void close() override {
+    if (fd_ < 0) return;
+    flush_buffer();
+    if (::close(fd_) != 0 && !failed_) failed_ = errno;
+    fd_ = -1;
+    m_mode = Closed;
+  }
+  bool seek(int64_t offset) override {
+    flush_buffer();
+    m_pos = offset;
+    return true;
+  }
+  size_t read(void* buf, size_t size) override {
+    const size_t got = pread(buf, size, m_pos);
+    m_pos += int64_t(got);
+    return got;
+  }
+  size_t write(const void* buf, size_t size) override {
+    if (buffer_.size() + size > kBuffer) flush_buffer();
+    if (size >= kBuffer) {
+      put(buf, size, m_pos);
+    } else {
+      if (buffer_.empty()) buffer_at_ = m_pos;
+      const auto* bytes = static_cast<const char*>(buf);
+      buffer_.insert(buffer_.end(), bytes, bytes + size);
+    }
+    m_pos += int64_t(size);
+    end_ = std::max(end_, m_pos);
+    return size;
+  }
+  size_t pread(void* buf, size_t size, int64_t offset) override {
+    flush_buffer();
+    const ssize_t got = fd_ < 0 ? -1 : ::pread(fd_, buf, size, offset);
+    return got < 0 ? 0 : size_t(got);
+  }
+  size_t pwrite(const void* buf, size_t size, int64_t offset) override {
+    flush_buffer();
+    put(buf, size, offset);
+    end_ = std::max(end_, offset + int64_t(size));
+    return size;
+  }
+  size_t size() const override { return size_t(end_); }
+  // The first failure's cause ("No space left on device"), or empty.
+  std::string failure() const { return failed_ ? std::strerror(failed_) : ""; }
+
+ private:
+  static constexpr size_t kBuffer = size_t(1) << 20;
+  void put(const void* buf, size_t size, int64_t offset) {
+    const auto* bytes = static_cast<const char*>(buf);
+    while (size > 0 && !failed_) {
+      const ssize_t n = ::pwrite(fd_, bytes, size, offset);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        failed_ = n < 0 ? errno : ENOSPC;
+        break;
+      }
+      bytes += n;
+      size -= size_t(n);
+      offset += n;
+    }
+  }
+  void flush_buffer() {
+    if (buffer_.empty()) return;
+    put(buffer_.data(), buffer_.size(), buffer_at_);
+    buffer_.clear();
+  }
+  int fd_ = -1;
+  int failed_ = 0;
+  int64_t end_ = 0, buffer_at_ = 0;
+  std::vector<char> buffer_;
+};
 
 // Formats that float holds exactly (every u8/i8/u16/i16/half value, and float itself).
 bool exact_in_float(OIIO::TypeDesc t) {
@@ -197,7 +284,18 @@ FileRowSink::FileRowSink(const std::string& path, const OIIO::ImageSpec& spec, P
     spec_.tile_width = spec_.tile_height = spec_.tile_depth = 0;
   }
   row_bytes_ = size_t(spec_.width) * size_t(spec_.nchannels) * pixel_type_size(type);
+  // One level is written, whatever the input had: no MIP header that promises more, and no
+  // digest of the input's pixels, which the filters changed.
+  for (const char* name : {"textureformat", "openexr:levelmode", "openexr:roundingmode",
+                           "oiio:AverageColor", "oiio:SHA-1"})
+    spec_.erase_attribute(name);
+  if (out_->supports("ioproxy")) {
+    file_ = std::make_unique<CheckedFile>(tmp_.temp().string());
+    check_file();
+    out_->set_ioproxy(file_.get());
+  }
   if (!out_->open(tmp_.temp().string(), spec_)) fail(clean(out_->geterror()));
+  check_file();
   // Encoders that compress the image as a whole: OpenImageIO's writers for these formats gather
   // every scanline (libwebp, libheif, OpenJPEG, libjxl, the GIF and SGI writers) and encode at
   // close.
@@ -212,12 +310,29 @@ FileRowSink::FileRowSink(const std::string& path, const OIIO::ImageSpec& spec, P
           " MiB) and encodes it when the last strip lands; memory is the image, not a few strips";
 }
 
-FileRowSink::~FileRowSink() = default;  // out_ closes before tmp_ removes an uncommitted file
+// out_ closes, then file_, before tmp_ removes an uncommitted file.
+FileRowSink::~FileRowSink() = default;
 
 void FileRowSink::fail(const std::string& why) {
   out_.reset();
+  file_.reset();
   tmp_.abandon();
   throw Error(ErrorKind::io, "cannot write '" + path_ + "': " + why);
+}
+
+void FileRowSink::check_file() {
+  if (file_ && !file_->failure().empty()) fail(file_->failure());
+}
+
+// Writers without an IOProxy write the file themselves, unchecked: the file is read back whole
+// before it may replace anything.
+void FileRowSink::verify_unproxied() {
+  auto in = OIIO::ImageInput::open(tmp_.temp().string());
+  std::vector<float> pixels(in ? size_t(in->spec().image_pixels()) * size_t(in->spec().nchannels)
+                               : 0);
+  if (!in || !in->read_image(0, 0, 0, -1, OIIO::TypeDesc::FLOAT, pixels.data()) || in->has_error())
+    fail("the written file does not read back whole (" +
+         clean(in ? in->geterror() : OIIO::geterror()) + "); is the disk full?");
 }
 
 void FileRowSink::write(int begin, int end, const std::byte* rows) {
@@ -235,6 +350,7 @@ void FileRowSink::write(int begin, int end, const std::byte* rows) {
       if (!out_->write_scanlines(spec_.y + y, spec_.y + until, spec_.z, type,
                                  rows + size_t(y - begin) * row_bytes_))
         fail(clean(out_->geterror()));
+      check_file();
       y = until;
       continue;
     }
@@ -257,6 +373,7 @@ void FileRowSink::flush_band() {
   if (!out_->write_tiles(s.x, s.x + s.width, s.y + band_begin_, s.y + band_begin_ + band_rows_, s.z,
                          s.z + 1, type_desc(type_), band_.data()))
     fail(clean(out_->geterror()));
+  check_file();
   band_rows_ = 0;
 }
 
@@ -266,6 +383,13 @@ void FileRowSink::commit() {
          " rows were written");
   if (!out_->close()) fail(clean(out_->geterror()));
   out_.reset();
+  if (file_) {
+    file_->close();
+    check_file();
+    file_.reset();
+  } else {
+    verify_unproxied();
+  }
   tmp_.commit(cancel_);
 }
 

@@ -290,11 +290,14 @@ class JpegOutput final : public OutputFile {
       jpeg_write_marker(&info_, marker, data.data(), unsigned(data.size()));
   }
 
+  // A failed fwrite becomes libjpeg's "Output file write error"; the cause is errno's.
   template <class F>
   void guarded(F&& f) {
     try {
       codec_.guard(std::forward<F>(f));
     } catch (...) {
+      const int cause = errno;
+      if (file_ && std::ferror(file_.get())) fail(std::strerror(cause));
       file_.reset();
       tmp_.abandon();
       throw;

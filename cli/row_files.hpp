@@ -37,12 +37,18 @@ class ForwardRows {
   int kept_begin_ = 0, kept_end_ = 0;
 };
 
-// Throws Error(io) naming `path` when its directory is missing or read-only, or it is a directory.
+// Throws Error(io) naming `path` when its directory is missing or read-only, when it is a
+// directory or not a regular file, or when it exists and this process may not write it (as `cp`
+// refuses). A symbolic link is checked at its target.
 void check_output_path(const std::string& path);
 
-// An output file's temporary name beside `path` (same directory, so the rename is atomic; same
-// extension, so codecs that go by the name pick the same format). Destroyed before commit(), it
-// removes the temporary file.
+// An output file's temporary name beside its destination (same directory, so the rename is atomic;
+// same extension, so codecs that go by the name pick the same format). The destination is `path`,
+// or the file a symbolic link `path` points to: the target is replaced and the link kept. commit()
+// makes the temporary file durable (fsync), gives it the mode, owner and group of the file it
+// replaces, renames it into place and syncs the directory. Destroyed before commit(), it removes
+// the temporary file. A hard-linked destination is a new file after the rename: its other names
+// keep the old content, as with `mv`.
 class TempOutput {
  public:
   explicit TempOutput(const std::string& path);
@@ -51,15 +57,19 @@ class TempOutput {
   TempOutput& operator=(const TempOutput&) = delete;
   const std::filesystem::path& temp() const { return tmp_; }
   const std::string& path() const { return path_; }
-  // Renames the temporary file over `path`; when `cancel` is set, removes it instead and throws
-  // Error(cancelled). Throws Error(io) when the rename fails.
+  // Renames the temporary file over the destination; when `cancel` is set, removes it instead and
+  // throws Error(cancelled). Throws Error(io) naming the file and the cause ("No space left on
+  // device") when the data cannot be made durable or the rename fails; the destination is then
+  // as it was.
   void commit(const std::atomic<bool>* cancel);
   // Removes the temporary file now (a failed write); nothing is left to clean up.
   void abandon();
 
  private:
+  [[noreturn]] void fail(const std::string& why);
+  void take_attributes(int fd);
   std::string path_;
-  std::filesystem::path tmp_;
+  std::filesystem::path destination_, tmp_;
   bool done_ = false;
 };
 

@@ -3,6 +3,8 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
+#include <OpenImageIO/imagebufalgo.h>
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -178,6 +180,80 @@ TEST_CASE("a failed write leaves an existing output and the input untouched") {
   if (r.code != 0) CHECK(slurp(scratch() / "ro" / "old.png") == "previous contents");
   CHECK(slurp(scratch() / "keep_in.png") == before_in);
   CHECK(no_leftovers());
+}
+
+TEST_CASE("a replaced OUT keeps its mode; a linked OUT replaces the target and keeps the link") {
+  write_test_image(scratch() / "m_in.png", test::random_image(16, 12, 1, clf::PixelType::u8, 2));
+  fs::copy_file(scratch() / "m_in.png", scratch() / "private.png", fs::copy_options::overwrite_existing);
+  fs::permissions(scratch() / "private.png", fs::perms::owner_read | fs::perms::owner_write);
+  Result r = clfilter("private.png private.png -f box");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(fs::status(scratch() / "private.png").permissions() ==
+        (fs::perms::owner_read | fs::perms::owner_write));
+  CHECK(slurp(scratch() / "private.png") != slurp(scratch() / "m_in.png"));
+
+  fs::create_directories(scratch() / "targets");
+  { std::ofstream(scratch() / "targets" / "t.png") << "old target"; }
+  fs::remove(scratch() / "link.png");
+  fs::create_symlink("targets/t.png", scratch() / "link.png");
+  r = clfilter("m_in.png link.png -f box");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(fs::is_symlink(fs::symlink_status(scratch() / "link.png")));
+  CHECK(fs::read_symlink(scratch() / "link.png") == "targets/t.png");
+  const clf::ImageFile out = clf::read_image_file((scratch() / "targets" / "t.png").string());
+  CHECK(out.image.width() == 16);
+  CHECK(test::no_leftovers());
+  for (const auto& e : fs::directory_iterator(scratch() / "targets"))
+    CHECK(e.path().filename() == "t.png");  // no temporary file beside the target either
+}
+
+TEST_CASE("an OUT this user may not write is refused as cp refuses it, and left as it was") {
+  write_test_image(scratch() / "w_in.png", test::random_image(16, 12, 1, clf::PixelType::u8, 2));
+  fs::create_directories(scratch() / "shared");
+  fs::permissions(scratch() / "shared", fs::perms::all);  // a world-writable directory
+  fs::permissions(scratch(), fs::perms::all);
+  { std::ofstream(scratch() / "shared" / "ro.png") << "read-only output"; }
+  fs::permissions(scratch() / "shared" / "ro.png",
+                  fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  // Root may write any file: the refused user is then another one (nobody), through setpriv.
+  const std::string as_other =
+      ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent" : "";
+  fs::permissions(scratch() / "w_in.png", fs::perms::all);
+  Result r = clfilter("w_in.png shared/ro.png -f box", as_other);
+  INFO(r.err);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Contains("cannot write 'shared/ro.png': permission denied"));
+  CHECK(slurp(scratch() / "shared" / "ro.png") == "read-only output");
+  CHECK(test::no_leftovers());
+}
+
+TEST_CASE("a MIP-mapped EXR comes out as one valid level, without a MIP header") {
+  const clf::Image in = test::random_image(64, 64, 3, clf::PixelType::f16, 8);
+  clf::write_image_file((scratch() / "flat.exr").string(), in, OIIO::ImageSpec(64, 64, 3, OIIO::TypeDesc::HALF));
+  OIIO::ImageBuf flat((scratch() / "flat.exr").string());
+  OIIO::ImageSpec config;
+  config.tile_width = config.tile_height = 32;
+  REQUIRE(OIIO::ImageBufAlgo::make_texture(OIIO::ImageBufAlgo::MakeTxTexture, flat,
+                                           (scratch() / "mip.exr").string(), config));
+  {
+    auto mip = OIIO::ImageInput::open((scratch() / "mip.exr").string());
+    REQUIRE(mip);
+    REQUIRE(mip->seek_subimage(0, 1));  // the input really has levels
+  }
+  Result r = clfilter("mip.exr mip_out.exr -f gaussian:sigma=2");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.err, Contains("MIP levels"));  // the lost levels are named
+  auto out = OIIO::ImageInput::open((scratch() / "mip_out.exr").string());
+  REQUIRE(out);
+  CHECK_FALSE(out->seek_subimage(0, 1));
+  out->geterror();
+  CHECK(out->seek_subimage(0, 0));
+  CHECK(out->spec().get_string_attribute("textureformat").empty());
+  std::vector<float> pixels(64 * 64 * 3);
+  CHECK(out->read_image(0, 0, 0, 3, OIIO::TypeDesc::FLOAT, pixels.data()));
 }
 
 TEST_CASE("a broken plugin in --plugin-dir is a warning, not a failure") {
