@@ -24,10 +24,14 @@ std::vector<ParamSpec> gaussian_params() {
           .fallback("1")
           .above(0)
           .at_most(128),
-      ParamSpec::number("sigma_x", "standard deviation along x (overrides sigma)")
+      ParamSpec::number("sigma_x",
+                        "standard deviation along x (overrides sigma; without sigma, sigma_y "
+                        "alone sets both axes, as OpenCV's sigmaY = 0 takes sigmaX)")
           .above(0)
           .at_most(128),
-      ParamSpec::number("sigma_y", "standard deviation along y (overrides sigma)")
+      ParamSpec::number("sigma_y",
+                        "standard deviation along y (overrides sigma; without sigma, sigma_x "
+                        "alone sets both axes)")
           .above(0)
           .at_most(128),
       ParamSpec::integer(
@@ -193,14 +197,21 @@ class MultirateGaussian : public Filter {
 
 int radius_from_sigma(double sigma) { return std::min(gaussian_radius(sigma), max_radius); }
 
+// An axis's sigma: its own, else sigma when given, else the other axis's own, else sigma's default.
+double axis_sigma(const Params& p, const char* own, const char* other) {
+  for (const char* name : {own, "sigma", other})
+    if (p.given(name)) return p.get_float(name);
+  return p.get_float("sigma");
+}
+
 class GaussianFactory : public FilterFactory {
  public:
   std::string name() const override { return "gaussian"; }
   std::string summary() const override { return "Gaussian blur (OpenCV GaussianBlur), separable"; }
   std::vector<ParamSpec> params() const override { return gaussian_params(); }
   std::unique_ptr<Filter> create(const Params& p, Device& device) const override {
-    const double sx = p.has("sigma_x") ? p.get_float("sigma_x") : p.get_float("sigma");
-    const double sy = p.has("sigma_y") ? p.get_float("sigma_y") : sx;
+    const double sx = axis_sigma(p, "sigma_x", "sigma_y");
+    const double sy = axis_sigma(p, "sigma_y", "sigma_x");
     const bool fast = p.get_string("method") == "fast";
     if (fast && p.has("radius"))
       throw Error(ErrorKind::usage,

@@ -83,6 +83,19 @@ def test_every_filter_matches_opencv_on_photographs(name, border):
         assert np.abs(got.astype(np.float64) - want).max() <= 1, (title, name, border)
 
 
+@pytest.mark.parametrize("given, sigma_x, sigma_y", [
+    ("sigma=2", 2, 2), ("sigma_x=4", 4, 4), ("sigma_y=4", 4, 4), ("sigma=2,sigma_x=4", 4, 2),
+    ("sigma=2,sigma_y=4", 2, 4), ("sigma_x=1.5,sigma_y=3", 1.5, 3),
+    ("sigma=2,sigma_x=1,sigma_y=3", 1, 3)])
+def test_gaussian_sigma_x_and_sigma_y_follow_opencv(given, sigma_x, sigma_y):
+    # Each axis takes its own sigma, else sigma, else the other axis's (OpenCV's sigmaY=0 rule).
+    photo = photos.camera().astype(np.float32) / 255
+    got = clfilter.filter(photo, "gaussian:" + given)
+    want = cv2.GaussianBlur(photo, (0, 0), sigma_x, sigmaY=sigma_y,
+                            borderType=cv2.BORDER_REFLECT_101)
+    assert np.abs(got - want).max() <= 1e-5, given
+
+
 @pytest.mark.parametrize("border", sorted(CV_BORDER))
 def test_a_large_window_by_fft_matches_filter2d_on_a_photograph(border):
     # 33x33 full rank: FFT on every device's default tuning; method=fft forces it anyway.
