@@ -144,6 +144,13 @@ class PyPipeline {
     const clf::Halo h = pipeline_.halo();
     return {h.y, h.x};
   }
+  // Each link's border as the core parsed it, so Python never reads a spec itself.
+  std::vector<std::string> borders() const {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < pipeline_.size(); ++i)
+      names.push_back(clf::border_mode_name(pipeline_.filter(i).border().mode));
+    return names;
+  }
   py::dict stats() const { return stats_dict(stats_); }
   std::vector<std::string> describe() const {
     std::vector<std::string> lines;
@@ -224,6 +231,7 @@ PYBIND11_MODULE(_clfilter, m) {
       .def("run", &PyPipeline::run, py::arg("array"), py::arg("strip_rows") = 0,
            py::arg("progress") = py::none())
       .def_property_readonly("halo", &PyPipeline::halo)
+      .def_property_readonly("borders", &PyPipeline::borders)
       .def_property_readonly("device", &PyPipeline::device_label)
       .def("describe", &PyPipeline::describe)
       .def("stats", &PyPipeline::stats);

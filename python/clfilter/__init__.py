@@ -30,7 +30,7 @@ class Pipeline:
     """A chain of filters built once on one device, callable on many arrays.
 
     Programs and strip buffers are kept between calls. ``halo`` is (rows, columns) the chain reads
-    beyond each output pixel; ``stats()`` describes the last run. ``device``: "gpu", "cpu", "P:D"
+    beyond each output pixel; ``borders`` each filter's border mode; ``stats()`` describes the last run. ``device``: "gpu", "cpu", "P:D"
     or part of a device name (default: the first GPU, else the CPU)."""
 
     def __init__(self, specs, device=None):
@@ -43,6 +43,11 @@ class Pipeline:
     @property
     def halo(self):
         return self._pipeline.halo
+
+    @property
+    def borders(self):
+        """Each filter's border mode, as the core parsed its spec ("reflect101", "wrap", ...)."""
+        return self._pipeline.borders
 
     @property
     def device(self):

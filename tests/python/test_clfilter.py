@@ -241,3 +241,34 @@ def test_dask_on_two_worker_processes_equals_the_whole_image_run():
         assert len(client.scheduler_info()["workers"]) == 2
     with pytest.raises(ValueError, match="mixes border=wrap"):
         clfilter.dask_filter(da.from_array(gray, chunks=100), ["box:border=wrap", "sobel"])
+
+
+@pytest.mark.parametrize("border", sorted(CV_BORDER) + ["wrap"])
+def test_dask_equals_the_whole_image_for_every_filter_and_border(border):
+    # Chunks smaller than some halos, odd sizes; specs written with spaces after the commas: the
+    # core reads the borders, Python does not parse specs a second time.
+    # method=fast samples a grid anchored at pixel 0: chunks of 77 columns start off that grid.
+    da = optional("dask.array")
+    specs = list(SPECS.values()) + ["gaussian:sigma=12,method=fast", "gaussian:sigma=9,method=fast"]
+    for image in [photos.camera().astype(np.float32)[:500, :333], photos.astronaut()]:
+        for spec in specs:
+            spec += (", " if ":" in spec else ":") + "border=" + border
+            for chunks in [(100, 77), (5, 300)]:
+                array = da.from_array(image, chunks=chunks + image.shape[2:])
+                got = clfilter.dask_filter(array, spec).compute(scheduler="synchronous")
+                np.testing.assert_array_equal(got, clfilter.filter(image, spec), err_msg=spec)
+    assert clfilter.Pipeline("box:radius=3, border=wrap").borders == ["wrap"]
+
+
+def test_dask_by_fft_is_the_whole_image_within_the_ffts_rounding():
+    # FFT blocks are the chunk's own: PYTHON.md promises 1e-5 of sum |k| times the largest input.
+    da = optional("dask.array")
+    photo = photos.camera().astype(np.float32) / 255
+    kernel = np.random.default_rng(63).uniform(-1, 1, (63, 63)).astype(np.float32)
+    spec = "convolve:kernel=%s,method=fft" % ";".join(",".join("%.9g" % v for v in row)
+                                                     for row in kernel)
+    whole = clfilter.filter(photo, spec)
+    for chunks in [(100, 77), (256, 512)]:
+        got = clfilter.dask_filter(da.from_array(photo, chunks=chunks), spec).compute(
+            scheduler="synchronous")
+        assert np.abs(got - whole).max() <= 1e-5 * np.abs(kernel).sum() * photo.max()
