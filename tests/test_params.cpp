@@ -158,8 +158,16 @@ TEST_CASE("weights that overflow float once scaled are refused, not run as inf")
     return error_of([&] { test::run_chain({spec}, test::random_image(8, 8, 1, clf::PixelType::f32)); });
   };
   CHECK_THAT(create("sobel:mode=x,ksize=7,scale=3e38"),
-             Contains("sobel: kernel weight") && Contains("is not a finite 32-bit float after scaling"));
+             Contains("sobel: kernel weights are not finite 32-bit floats after scaling"));
   CHECK(create("sobel:mode=x,scale=1e30") == "(no error)");
+  // Finite weights whose sum over an input of 65535 passes float's range: every correlation path.
+  for (const std::string spec : {"convolve:kernel=3e38,3e38,3e38", "convolve:kernel=1e34,2e34,0;3e34,1e34,0;0,0,1,method=direct",
+                                 "convolve:kernel=1e34,2e34,0;3e34,1e34,0;0,0,1,method=fft", "sobel:ksize=7,scale=1e34",
+                                 "sobel:mode=y,ksize=7,scale=1e34"}) {
+    INFO(spec);
+    CHECK_THAT(create(spec), Contains("past a 32-bit float's largest value"));
+  }
+  CHECK(create("convolve:kernel=1e30,1e30,1e30") == "(no error)");
 }
 
 TEST_CASE("a kernel_file that is not a kernel is named, its contents are not shown") {

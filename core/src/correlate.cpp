@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "clf/error.hpp"
 #include "util.hpp"
@@ -146,6 +147,31 @@ void KernelWeights::pass(KernelArgs& args) const {
     args << buffer_.get();
 }
 
+namespace {
+double abs_sum(const std::vector<float>& weights) {
+  double sum = 0;
+  for (float w : weights) sum += std::abs(double(w));
+  return sum;
+}
+}  // namespace
+
+void check_correlation_range(const std::string& name, double gain, float delta) {
+  if (!std::isfinite(gain))
+    throw Error(ErrorKind::usage, name +
+                                      ": kernel weights are not finite 32-bit floats after "
+                                      "scaling (lower the scale or the kernel's values)");
+  const double largest = gain * correlation_input_bound + std::abs(double(delta));
+  if (largest <= double(std::numeric_limits<float>::max())) return;
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "%s: the kernel's absolute weights sum to %.3g, so an input of %g could give "
+                "%.3g, past a 32-bit float's largest value (%.3g); lower the kernel's values, "
+                "the scale or the delta",
+                name.c_str(), gain, correlation_input_bound, largest,
+                double(std::numeric_limits<float>::max()));
+  throw Error(ErrorKind::usage, text);
+}
+
 Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float>& weights,
                          float delta, const std::string& name)
     : delta_(delta), rx_(rx), ry_(ry), name_(name), tiling_(choose_tiling(device, rx, ry)) {
@@ -168,6 +194,7 @@ Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float
                       "or the kernel's values)");
   if (!std::isfinite(delta))
     throw Error(ErrorKind::usage, name + ": delta is not a finite 32-bit float");
+  check_correlation_range(name, abs_sum(weights), delta);
   // The vector kernel can take the radii as arguments: then one program serves every window.
   any_radius_ = tiling_.suffix() == "_vector" && tuning.radius_arg_above >= 0 &&
                 std::max(rx, ry) > tuning.radius_arg_above;
@@ -235,6 +262,7 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
       ry_(int(ky.size() / 2)) {
   if (kx.size() % 2 == 0 || ky.size() % 2 == 0)
     throw Error(ErrorKind::usage, name + ": separable kernels must have odd sizes");
+  check_correlation_range(name, abs_sum(kx) * abs_sum(ky), delta);
   const int rx = rx_;
   delta_ = delta;
   name_ = name;

@@ -11,6 +11,15 @@
 
 namespace clf {
 
+// The largest input magnitude a correlation is held to finite output for: every u8 and u16 value,
+// and float images in any usual range.
+constexpr double correlation_input_bound = 65535;
+// Throws Error(usage) naming `name` when an input of magnitude correlation_input_bound could
+// correlate past a 32-bit float: `gain` (the sum of the absolute weights, the product of both
+// axes' for a separable kernel) times the bound, plus |delta|. Every correlation checks this, so
+// a filter never writes inf or NaN from finite parameters.
+void check_correlation_range(const std::string& name, double gain, float delta);
+
 // How a kernel with a (2rx+1) x (2ry+1) window is laid out on a device: the device's tuning,
 // adjusted to the window (taller blocks for tall windows, the tile shrunk until its staged window
 // fits local memory). The one place that picks work-group sizes; plugin kernels built on the
