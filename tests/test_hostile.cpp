@@ -210,6 +210,25 @@ TEST_CASE("no OpenCL platform at all is a clear error with a hint") {
   CHECK_FALSE(fs::exists(dir() / "out.png"));
 }
 
+TEST_CASE("a plugin's halo past any image is refused; a halo far past the image runs and plans at once") {
+  // Planning and the border fill once cost O(halo x rows) and O(halo^3): a halo of 4000 took
+  // minutes on a 5x3 image, one of a million spun past SIGKILL. Both are O(1) per row now.
+  const clf::Image tiny = test::random_image(5, 3, 1, clf::PixelType::u8, 3);
+  clf::write_image_file((dir() / "tiny.png").string(), tiny, OIIO::ImageSpec(5, 3, 1, OIIO::TypeDesc::UINT8));
+  const std::string plugins = std::string(" --plugin-dir '") + CLF_TEST_GOOD_DIR + "'";
+  fs::remove(dir() / "huge.png");
+  test::CliResult r = clfilter("tiny.png huge.png -f test_scale:halo=1048576" + plugins);
+  CHECK(r.code != 0);
+  CHECK_THAT(r.err, Contains("test_scale: a halo of 1048576x1048576 pixels is outside 0..65536"));
+  CHECK_FALSE(fs::exists(dir() / "huge.png"));
+  for (const char* halo : {"3000", "2999"}) {
+    r = clfilter(std::string("tiny.png far.png -f test_scale:factor=1,halo=") + halo + plugins);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(test::identical(clf::read_image_file((dir() / "far.png").string()).image, tiny));
+  }
+}
+
 TEST_CASE("Ctrl-C during a long run stops promptly with no output and no temp file") {
   const clf::Image img = test::random_image(3000, 3000, 1, clf::PixelType::f32, 3);
   clf::write_image_file((dir() / "big.exr").string(), img, OIIO::ImageSpec(3000, 3000, 1, OIIO::TypeDesc::FLOAT));

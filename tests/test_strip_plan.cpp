@@ -2,6 +2,7 @@
 // bus, buffer sizes, and the strip height a run chooses.
 #include <catch2/catch.hpp>
 
+#include "clf/border.hpp"
 #include "strip_plan.hpp"
 
 using clf::detail::choose_strips;
@@ -117,4 +118,65 @@ TEST_CASE("the strip height: the caller's, else 4 MiB per strip, the largest tha
   const auto last = choose_strips({stage(1, 1)}, big, false, false, true, 0, 3, tight);
   CHECK(last.rows == 1);
   CHECK(last.slots == 1);
+}
+
+namespace {
+// OpenCV's borderInterpolate as its documentation draws it: mirror at the edges until inside.
+int mirrored(int p, int len, clf::BorderMode mode) {
+  const int delta = mode == clf::BorderMode::reflect101 ? 1 : 0;
+  if (len == 1) return 0;
+  while (p < 0 || p >= len) p = p < 0 ? -p - 1 + delta : 2 * len - 1 - p - delta;
+  return p;
+}
+// Reachability row by row: every row past the image's edges, every strip and stage.
+bool reachable_row_by_row(const StripPlan& plan, const std::vector<StageShape>& stages) {
+  for (int i = 0; i < plan.strips(); ++i)
+    for (int s = 0; s < int(stages.size()); ++s) {
+      const auto mode = stages[size_t(s)].border.mode;
+      if (mode == clf::BorderMode::constant) continue;
+      const Range out = plan.stage_input_rows(s + 1, plan.strip(i)), in = plan.stage_input_rows(s, plan.strip(i));
+      const int h = stages[size_t(s)].hy;
+      for (int p = out.begin - h; p < out.end + h; ++p) {
+        if (p >= 0 && p < plan.height()) continue;
+        const int m = clf::border_interpolate(p, plan.height(), mode);
+        if (m < in.begin || m >= in.end) return false;
+      }
+    }
+  return true;
+}
+}  // namespace
+
+TEST_CASE("border rows map as OpenCV mirrors them, however far outside") {
+  for (const auto mode : {clf::BorderMode::reflect, clf::BorderMode::reflect101})
+    for (int len : {1, 2, 3, 5, 8})
+      for (int p = -40; p < 40 + len; ++p) {
+        INFO(clf::border_mode_name(mode) << " len " << len << " p " << p);
+        CHECK(clf::border_interpolate(p, len, mode) == mirrored(p, len, mode));
+      }
+  CHECK(clf::border_interpolate(-1000000007, 3, clf::BorderMode::reflect101) ==
+        mirrored(-1000000007 % 4, 3, clf::BorderMode::reflect101));
+}
+
+TEST_CASE("whether borders are reachable is decided per strip, as row by row, for any halo") {
+  using M = clf::BorderMode;
+  for (const M mode : {M::replicate, M::reflect, M::reflect101, M::wrap})
+    for (int height : {1, 2, 7, 50})
+      for (int hy : {0, 1, 3, 6, 13, 49, 120})
+        for (int rows : {1, 2, 3, 5, 16, 50}) {
+          const std::vector<StageShape> stages{stage(0, hy, mode), stage(0, 2, M::reflect101)};
+          const StripPlan plan(stages, {10, height, 1, clf::PixelType::f32}, rows, false);
+          INFO(clf::border_mode_name(mode) << " height " << height << " halo " << hy << " rows " << rows);
+          const bool exact = reachable_row_by_row(plan, stages);
+          // The planner may only err towards taller strips: for wrap, a superset of the rows.
+          if (mode == M::wrap)
+            CHECK((!plan.borders_reachable() || exact));
+          else
+            CHECK(plan.borders_reachable() == exact);
+        }
+  // A halo of a million rows plans at once (it spun for minutes row by row).
+  const std::vector<StageShape> huge{stage(0, 1 << 20, M::reflect101)};
+  const clf::ImageShape small{5, 3, 1, clf::PixelType::u8};
+  const auto choice = choose_strips(huge, small, false, false, false, 0, 2,
+                                    [](const StripPlan&, int) { return true; });
+  CHECK(StripPlan(huge, small, choice.rows, false).borders_reachable());
 }

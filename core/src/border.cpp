@@ -1,6 +1,8 @@
 // Borders: OpenCV's names, the border parameters every filter accepts, and borderInterpolate.
 #include "clf/border.hpp"
 
+#include <cstdint>
+
 namespace clf {
 
 const char* border_mode_name(BorderMode mode) {
@@ -48,14 +50,14 @@ int border_interpolate(int p, int len, BorderMode mode) {
   switch (mode) {
     case BorderMode::replicate:
       return p < 0 ? 0 : len - 1;
-    case BorderMode::reflect:
-    case BorderMode::reflect101: {
-      const int delta = mode == BorderMode::reflect101 ? 1 : 0;
+    case BorderMode::reflect: {  // period 2 len: fedcba|abcdef|fedcba
+      const int64_t period = 2 * int64_t(len), q = ((p % period) + period) % period;
+      return int(q < len ? q : period - 1 - q);
+    }
+    case BorderMode::reflect101: {  // period 2 (len - 1): fedcb|abcdef|edcba
       if (len == 1) return 0;
-      do {
-        p = p < 0 ? -p - 1 + delta : len - 1 - (p - len) - delta;
-      } while (p < 0 || p >= len);
-      return p;
+      const int64_t period = 2 * (int64_t(len) - 1), q = ((p % period) + period) % period;
+      return int(q < len ? q : period - q);
     }
     case BorderMode::wrap:
       return ((p % len) + len) % len;

@@ -33,6 +33,17 @@ Pipeline::~Pipeline() {
 }
 Pipeline::Pipeline(Pipeline&&) noexcept = default;
 
+namespace {
+// A halo past any image clfilter takes is a plugin's mistake: refused before any plan is made.
+void check_halo(const Filter& filter, const std::string& name) {
+  const Halo h = filter.halo();
+  if (h.x < 0 || h.y < 0 || h.x > max_halo || h.y > max_halo)
+    throw Error(ErrorKind::plugin, name + ": a halo of " + std::to_string(h.x) + "x" +
+                                       std::to_string(h.y) + " pixels is outside 0.." +
+                                       std::to_string(max_halo) + ", what any image could need");
+}
+}  // namespace
+
 void Pipeline::add(std::shared_ptr<const FilterFactory> factory,
                    const std::map<std::string, std::string>& params) {
   if (!factory) throw Error(ErrorKind::usage, "Pipeline::add: no filter factory");
@@ -41,6 +52,7 @@ void Pipeline::add(std::shared_ptr<const FilterFactory> factory,
   for (const auto& device : devices_) {
     auto filter = factory->create(valid, *device);
     if (!filter) throw Error(ErrorKind::plugin, factory->name() + ": create() returned no filter");
+    check_halo(*filter, factory->name());
     link.filters.push_back(std::move(filter));
   }
   std::lock_guard<std::mutex> lock(*mutex_);
@@ -58,6 +70,7 @@ void Pipeline::add(std::unique_ptr<Filter> filter) {
     throw Error(ErrorKind::usage,
                 "Pipeline::add: a filter created by hand runs on one device; this pipeline has " +
                     std::to_string(devices_.size()) + " (add it by factory or spec instead)");
+  check_halo(*filter, "Pipeline::add");
   std::lock_guard<std::mutex> lock(*mutex_);
   Link link;
   link.filters.push_back(std::move(filter));

@@ -83,6 +83,42 @@ bool StripPlan::indexable() const {
          upload_bytes_ / pixel_type_size(image_.type) <= max_buffer_floats;
 }
 
+namespace {
+
+// The lowest and highest image row that rows [a, b) outside the image take their pixels from, in
+// O(1): a mirror's extremes lie at the range's ends or at its folds (the rows that map to 0 or
+// len - 1); a range a period long reaches every row. For wrap, a range across the image's end is
+// taken to reach every row (a superset: the plan then only grows its strips).
+Range mapped_span(int a, int b, int len, BorderMode mode) {
+  const int first = border_interpolate(a, len, mode), last = border_interpolate(b - 1, len, mode);
+  Range span{std::min(first, last), std::max(first, last)};
+  const int64_t period = mode == BorderMode::reflect ? 2 * int64_t(len)
+                         : mode == BorderMode::reflect101
+                             ? std::max<int64_t>(1, 2 * (int64_t(len) - 1))
+                         : mode == BorderMode::wrap ? len
+                                                    : 0;
+  if (period == 0) return span;  // replicate: the ends are the extremes
+  if (int64_t(b) - a >= period) return {0, len - 1};
+  // True when some p in [a, b) is congruent to `residue` modulo the period.
+  auto holds = [&](int64_t residue) {
+    const int64_t at = a + (((residue - a) % period) + period) % period;
+    return at < b;
+  };
+  auto holds_after = [&](int64_t residue) {  // some p in (a, b)
+    const int64_t at = a + 1 + (((residue - a - 1) % period) + period) % period;
+    return at < b;
+  };
+  if (mode == BorderMode::wrap) return a + 1 < b && holds_after(0) ? Range{0, len - 1} : span;
+  const bool reflect = mode == BorderMode::reflect;
+  if (holds(0) || (reflect && holds(period - 1))) span.begin = 0;
+  if (holds(len - 1) || (reflect && holds(len))) span.end = len - 1;
+  return span;
+}
+
+}  // namespace
+
+// Each stage's rows past the image's edges must map into the rows that stage has. Costs O(strips x
+// stages), whatever the halo.
 bool StripPlan::borders_reachable() const {
   if (cyclic_) return true;
   for (int i = 0; i < strips_; ++i) {
@@ -92,14 +128,13 @@ bool StripPlan::borders_reachable() const {
       if (border.mode == BorderMode::constant) continue;
       const Range out = stage_input_rows(s + 1, strip), in = stage_input_rows(s, strip);
       const int h = stages_[size_t(s)].hy;
-      auto reachable = [&](int p) {
-        const int m = border_interpolate(p, height(), border.mode);
-        return m >= in.begin && m < in.end;
-      };
-      for (int p = out.begin - h; p < std::min(0, out.end + h); ++p)  // above the image
-        if (!reachable(p)) return false;
-      for (int p = std::max(height(), out.begin - h); p < out.end + h; ++p)  // below it
-        if (!reachable(p)) return false;
+      const Range outside[] = {{out.begin - h, std::min(0, out.end + h)},
+                               {std::max(height(), out.begin - h), out.end + h}};
+      for (const Range& rows : outside) {
+        if (rows.begin >= rows.end) continue;
+        const Range span = mapped_span(rows.begin, rows.end, height(), border.mode);
+        if (span.begin < in.begin || span.end >= in.end) return false;
+      }
     }
   }
   return true;

@@ -40,6 +40,10 @@ struct RunOptions {
 
 // Thread safety: a Pipeline may be shared by threads; its runs (and add) are serialised. Pipelines
 // of their own run concurrently, on one Device or on several.
+// The largest halo a filter may declare, per side: beyond it no image could be planned (a
+// filter's halo past this is refused by add(), naming the filter).
+constexpr int max_halo = 1 << 16;
+
 class Pipeline {
  public:
   explicit Pipeline(std::shared_ptr<Device> device);
