@@ -30,8 +30,9 @@ class Pipeline:
     """A chain of filters built once on one device, callable on many arrays.
 
     Programs and strip buffers are kept between calls. ``halo`` is (rows, columns) the chain reads
-    beyond each output pixel; ``borders`` each filter's border mode; ``stats()`` describes the last run. ``device``: "gpu", "cpu", "P:D"
-    or part of a device name (default: the first GPU, else the CPU)."""
+    beyond each output pixel; ``borders`` each filter's border mode; ``stats()`` describes the last
+    run. ``device``: "gpu", "cpu", "P:D" or part of a device name (default: the first GPU, else the
+    CPU)."""
 
     def __init__(self, specs, device=None):
         self.specs = _specs(specs)
