@@ -64,11 +64,16 @@ class FileRowSink final : public RowSink {
   // A sentence when the format's encoder needs the whole image before it writes (webp, heif, ...),
   // else empty.
   const std::string& whole_image_note() const { return whole_image_note_; }
+  // The size, channels and pixel type(s) the encoder writes (JPEG: u8, whatever came in).
+  std::string written() const;
+  // Channels the format drops, named, one sentence each.
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
   void flush_band();
   void check_file();
   void verify_unproxied();
+  void note_written();
   [[noreturn]] void fail(const std::string& why);
   std::string path_;
   TempOutput tmp_;  // declared before file_ and out_: they close before an uncommitted file goes
@@ -82,6 +87,8 @@ class FileRowSink final : public RowSink {
   std::vector<std::byte> band_;  // tiled: rows [band_begin_, band_begin_ + band_rows_)
   int band_begin_ = 0, band_rows_ = 0, written_ = 0;
   std::string whole_image_note_;
+  OIIO::ImageSpec written_spec_;  // the encoder's spec, once open
+  std::vector<std::string> warnings_;
 };
 
 }  // namespace clf

@@ -157,6 +157,11 @@ std::vector<std::string> lost_in_output(OIIO::ImageInput& in, const std::string&
     in.geterror();  // a failed seek past the last level is not an error of the file
     in.seek_subimage(0, 0);
   }
+  const std::string space = spec.get_string_attribute("jpeg:ColorSpace");
+  if (space == "CMYK" || space == "YCCK")
+    lost.push_back("'" + path + "' is a " + space +
+                   " JPEG: it is read as RGB and written as RGB (the CMYK colour space and its "
+                   "Adobe segment are not kept)");
   std::vector<OIIO::TypeDesc> formats = spec.channelformats;
   if (formats.empty()) formats.push_back(spec.format);
   for (const auto& f : formats)
@@ -296,6 +301,7 @@ FileRowSink::FileRowSink(const std::string& path, const OIIO::ImageSpec& spec, P
   }
   if (!out_->open(tmp_.temp().string(), spec_)) fail(clean(out_->geterror()));
   check_file();
+  written_spec_ = out_->spec();
   // Encoders that compress the image as a whole: OpenImageIO's writers for these formats gather
   // every scanline (libwebp, libheif, OpenJPEG, libjxl, the GIF and SGI writers) and encode at
   // close.
@@ -308,6 +314,50 @@ FileRowSink::FileRowSink(const std::string& path, const OIIO::ImageSpec& spec, P
           "'" + path + "': the " + format + " encoder holds the whole image (" +
           std::to_string((uint64_t(row_bytes_) * uint64_t(spec_.height)) >> 20) +
           " MiB) and encodes it when the last strip lands; memory is the image, not a few strips";
+}
+
+namespace {
+std::string type_name(OIIO::TypeDesc t) {
+  if (t == OIIO::TypeDesc::UINT8) return "u8";
+  if (t == OIIO::TypeDesc::UINT16) return "u16";
+  if (t == OIIO::TypeDesc::HALF) return "f16";
+  if (t == OIIO::TypeDesc::FLOAT) return "f32";
+  return t.c_str();
+}
+}  // namespace
+
+std::string FileRowSink::written() const {
+  const OIIO::ImageSpec& s = written_spec_;
+  std::string types;
+  if (s.channelformats.empty()) {
+    types = type_name(s.format);
+  } else {  // per channel, each type once, in channel order
+    for (const auto& f : s.channelformats)
+      if (types.find(type_name(f)) == std::string::npos)
+        types += (types.empty() ? "" : "/") + type_name(f);
+  }
+  return std::to_string(s.width) + "x" + std::to_string(s.height) + ", " +
+         std::to_string(s.nchannels) + (s.nchannels == 1 ? " channel, " : " channels, ") + types;
+}
+
+// What the encoder wrote, from the file's own header: some writers take channels or types they
+// cannot store and drop or convert them silently (JPEG drops alpha, writes floats as u8).
+void FileRowSink::note_written() {
+  auto in = OIIO::ImageInput::open(tmp_.temp().string());
+  if (!in) {
+    OIIO::geterror();
+    return;
+  }
+  const std::string format = in->format_name();
+  written_spec_ = in->spec();
+  const int kept = written_spec_.nchannels;
+  if (kept >= spec_.nchannels) return;
+  std::string dropped;
+  for (int c = kept; c < spec_.nchannels; ++c)
+    dropped += (dropped.empty() ? "" : ", ") + std::string(spec_.channel_name(c));
+  warnings_.push_back("'" + path_ + "': the " + format + " format holds " + std::to_string(kept) +
+                      " of the image's " + std::to_string(spec_.nchannels) + " channels; " +
+                      dropped + (spec_.nchannels - kept == 1 ? " is" : " are") + " not written");
 }
 
 // out_ closes, then file_, before tmp_ removes an uncommitted file.
@@ -390,6 +440,7 @@ void FileRowSink::commit() {
   } else {
     verify_unproxied();
   }
+  note_written();
   tmp_.commit(cancel_);
 }
 

@@ -28,6 +28,8 @@ class Output final : public clf::OutputFile {
   void write(int begin, int end, const std::byte* rows) override { file.write(begin, end, rows); }
   void commit() override { file.commit(); }
   std::string whole_image_note() const override { return file.whole_image_note(); }
+  std::string written() const override { return file.written(); }
+  const std::vector<std::string>& warnings() const override { return file.warnings(); }
   clf::FileRowSink file;
 };
 

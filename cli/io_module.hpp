@@ -28,6 +28,11 @@ class OutputFile : public RowSink {
   virtual void commit() = 0;
   // A sentence when the format's encoder holds the whole image (webp, heif, ...), else empty.
   virtual std::string whole_image_note() const = 0;
+  // What the file holds, as the encoder writes it: "512x512, 3 channels, u8".
+  virtual std::string written() const = 0;
+  // What the format cannot keep of the image (channels it drops), one sentence each naming the
+  // file.
+  virtual const std::vector<std::string>& warnings() const = 0;
 };
 
 // Every function throws clf::Error naming the file (see file_rows.hpp for what each checks).

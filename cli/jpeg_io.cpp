@@ -265,6 +265,12 @@ class JpegOutput final : public OutputFile {
     tmp_.commit(cancel_);
   }
   std::string whole_image_note() const override { return ""; }
+  std::string written() const override {
+    return std::to_string(info_.image_width) + "x" + std::to_string(info_.image_height) + ", " +
+           std::to_string(info_.input_components) +
+           (info_.input_components == 1 ? " channel" : " channels") + ", u8";
+  }
+  const std::vector<std::string>& warnings() const override { return warnings_; }
 
  private:
   void start(const Header& like) {
@@ -316,6 +322,7 @@ class JpegOutput final : public OutputFile {
   Compress jpeg_;
   jpeg_compress_struct& info_ = jpeg_.info;
   FilePtr file_;
+  std::vector<std::string> warnings_;  // none: a JPEG's channels all carry over
 };
 
 std::unique_ptr<InputFile> open_input(const std::string& path, const std::atomic<bool>* cancel) {

@@ -126,7 +126,8 @@ Output and diagnostics:
   --plugin-dir DIR         load plugins from DIR first (repeatable); also env
                            CLF_PLUGIN_PATH (colon list)
   -v, --verbose            print the device, each filter as built, the strip layout
-  -q, --quiet              print nothing but errors
+  -q, --quiet              print nothing but errors and warnings of what the output
+                           loses (parts, MIP levels, channels)
   -h, --help               this text
   --version                print the version
 
@@ -417,16 +418,10 @@ const clf::IoModule& file_io(const Options& o, const clf::FileJob& job) {
   return io;
 }
 
-void print_warnings(const clf::InputFile& input, bool quiet) {
-  if (!quiet)
-    for (const auto& warning : input.warnings())
-      std::cerr << "clfilter: warning: " << warning << "\n";
-}
-
-std::string describe(const std::string& path, const clf::ImageShape& img) {
-  return path + " (" + std::to_string(img.width) + "x" + std::to_string(img.height) + ", " +
-         std::to_string(img.channels) + " channel" + (img.channels == 1 ? "" : "s") + ", " +
-         clf::pixel_type_name(img.type) + ")";
+// What a file loses (parts, MIP levels, channels, colour spaces): printed even under -q, which
+// silences progress and reports, never a warning about the user's data.
+void print_warnings(const std::vector<std::string>& warnings) {
+  for (const auto& warning : warnings) std::cerr << "clfilter: warning: " << warning << "\n";
 }
 
 double ms_since(std::chrono::steady_clock::time_point start) {
@@ -444,7 +439,7 @@ int run_one(const Options& o, const clf::Registry& registry, const clf::FileJob&
   if (o.verbose && &io == &clf::jpeg_io())
     std::cerr << "clfilter: JPEG to JPEG through libjpeg-turbo (OpenImageIO not loaded)\n";
   const std::unique_ptr<clf::InputFile> input = io.open_input(job.in, &interrupted);
-  print_warnings(*input, o.quiet);
+  print_warnings(input->warnings());
   // The first rows decode on a second thread while this one opens the devices (PoCL: ~0.15 s of
   // one core). Not the other way round: LLVM, which PoCL loads, gives the thread that opens it
   // its own signal stack, and AddressSanitizer's thread exit then fails to unmap it.
@@ -471,6 +466,7 @@ int run_one(const Options& o, const clf::Registry& registry, const clf::FileJob&
     std::cerr << "clfilter: " << output->whole_image_note() << "\n";
   const clf::RunStats stats = pipeline->run(*input, *output, run);
   output->commit();
+  print_warnings(output->warnings());
   const double total_ms = ms_since(start);
   if (!o.trace.empty()) clf::write_trace_json(stats, o.trace);
   if (o.verbose)
@@ -480,7 +476,7 @@ int run_one(const Options& o, const clf::Registry& registry, const clf::FileJob&
               << "\n";
   if (o.stats) std::cout << stats.summary() << "\n";
   if (!o.quiet)
-    std::cout << "clfilter: wrote " << describe(job.out, input->shape()) << " in "
+    std::cout << "clfilter: wrote " << job.out << " (" << output->written() << ") in "
               << int(total_ms + 0.5) << " ms\n";
   return 0;
 }
@@ -526,11 +522,12 @@ int run_batch(const Options& o, const clf::Registry& registry,
         pipeline.run(*input, *output, run);
         output->commit();
         std::lock_guard<std::mutex> lock(print);
-        print_warnings(*input, o.quiet);
+        print_warnings(input->warnings());
+        print_warnings(output->warnings());
         if (o.verbose && !output->whole_image_note().empty())
           std::cerr << "clfilter: " << output->whole_image_note() << "\n";
         if (o.verbose)
-          std::cerr << "clfilter: wrote " << describe(job.out, input->shape()) << " in "
+          std::cerr << "clfilter: wrote " << job.out << " (" << output->written() << ") in "
                     << int(ms_since(file_start) + 0.5) << " ms\n";
       } catch (const std::exception& e) {
         const auto* error = dynamic_cast<const clf::Error*>(&e);

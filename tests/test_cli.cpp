@@ -333,6 +333,32 @@ TEST_CASE("an EXR's data window inside its display window is kept") {
                                                 ref::Border::reflect101));
 }
 
+TEST_CASE("the report names the type and channels written; dropped alpha and CMYK are named") {
+  const clf::Image rgba = test::random_image(40, 30, 4, clf::PixelType::f16, 6);
+  OIIO::ImageSpec spec(40, 30, 4, OIIO::TypeDesc::HALF);
+  spec.channelnames = {"R", "G", "B", "A"};
+  clf::write_image_file((scratch() / "rgba.exr").string(), rgba, spec);
+  Result r = clfilter("rgba.exr rgba.jpg -f box -q");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.err, Contains("clfilter: warning: 'rgba.jpg': the jpeg format holds 3 of the image's 4 "
+                             "channels; A is not written"));
+  r = clfilter("rgba.exr rgba_out.jpg -f box");
+  CHECK_THAT(r.out, Contains("wrote rgba_out.jpg (40x30, 3 channels, u8)"));
+  r = clfilter("rgba.exr rgba_out.exr -f box");
+  CHECK_THAT(r.out, Contains("wrote rgba_out.exr (40x30, 4 channels, f16)"));
+  CHECK_THAT(r.err, !Contains("warning"));
+
+  // A CMYK JPEG (tests/data/cmyk.jpg, written by Pillow; OpenImageIO reads it as RGB): named,
+  // under -q too.
+  fs::copy_file(fs::path(CLF_TEST_SOURCE_DIR) / "data" / "cmyk.jpg", scratch() / "cmyk.jpg",
+                fs::copy_options::overwrite_existing);
+  r = clfilter("cmyk.jpg cmyk.png -f box -q");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.err, Contains("'cmyk.jpg' is a CMYK JPEG: it is read as RGB and written as RGB"));
+}
+
 TEST_CASE("what the output cannot keep is warned about by name; other pixel types keep their type") {
   // Two parts: the second is dropped, with a warning naming the file.
   const clf::Image img = test::random_image(32, 24, 1, clf::PixelType::f32, 2);
@@ -351,7 +377,10 @@ TEST_CASE("what the output cannot keep is warned about by name; other pixel type
   Result parts = clfilter("parts.exr parts_out.exr -f box");
   CHECK(parts.code == 0);
   CHECK_THAT(parts.err, Contains("clfilter: warning: 'parts.exr' has 2 parts (subimages); only the first"));
-  CHECK_FALSE(clfilter("-q parts.exr parts_out.exr -f box").err.size() > 0);
+  // -q silences reports, never a warning that data is lost.
+  Result quiet = clfilter("-q parts.exr parts_out.exr -f box");
+  CHECK(quiet.out.empty());
+  CHECK_THAT(quiet.err, Contains("clfilter: warning: 'parts.exr' has 2 parts"));
 
   // int16 is exact in float: filtered and written back as int16, no warning.
   {
