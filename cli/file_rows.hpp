@@ -70,6 +70,7 @@ class FileRowSink final : public RowSink {
   const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
+  void open();
   void flush_band();
   void check_file();
   void verify_unproxied();
@@ -88,6 +89,7 @@ class FileRowSink final : public RowSink {
   int band_begin_ = 0, band_rows_ = 0, written_ = 0;
   std::string whole_image_note_;
   OIIO::ImageSpec written_spec_;  // the encoder's spec, once open
+  bool opened_ = false;
   std::vector<std::string> warnings_;
 };
 

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 #include <vector>
 
 #include "clf/error.hpp"
@@ -43,9 +44,26 @@ OIIO::TypeDesc type_desc(PixelType type) {
   return OIIO::TypeDesc::FLOAT;
 }
 
-std::string clean(std::string message) {
-  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
-  return message.empty() ? "unknown error" : message;
+// OpenImageIO's message as one line: readers often give the cause, then the same cause wrapped
+// ("Read error: hit end of file", "PNG read error: IDAT: Read error: hit end of file"); a line
+// that another line contains is left out.
+std::string clean(const std::string& message) {
+  std::vector<std::string> lines;
+  std::string line;
+  std::istringstream in(message);
+  while (std::getline(in, line)) {
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
+    if (!line.empty()) lines.push_back(line);
+  }
+  std::string out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    bool within = false;
+    for (size_t j = 0; j < lines.size() && !within; ++j)
+      within =
+          j != i && lines[j].find(lines[i]) != std::string::npos && (lines[j] != lines[i] || j < i);
+    if (!within) out += (out.empty() ? "" : "; ") + lines[i];
+  }
+  return out.empty() ? "unknown error" : out;
 }
 
 }  // namespace
@@ -181,6 +199,8 @@ FileRowSource::FileRowSource(const std::string& path, const std::atomic<bool>* c
   if (!fs::exists(path, ec)) throw Error(ErrorKind::io, "cannot read '" + path + "': no such file");
   if (fs::is_directory(path, ec))
     throw Error(ErrorKind::io, "cannot read '" + path + "': it is a directory");
+  if (::access(path.c_str(), R_OK) != 0)  // OpenImageIO would say only "Could not open file"
+    throw Error(ErrorKind::io, "cannot read '" + path + "': " + std::strerror(errno));
   for (const std::string& problem : {jpeg_metadata_problem(path), exr_header_problem(path)})
     if (!problem.empty()) throw Error(ErrorKind::io, "cannot read '" + path + "': " + problem);
   in_ = OIIO::ImageInput::open(path);
@@ -294,14 +314,6 @@ FileRowSink::FileRowSink(const std::string& path, const OIIO::ImageSpec& spec, P
   for (const char* name : {"textureformat", "openexr:levelmode", "openexr:roundingmode",
                            "oiio:AverageColor", "oiio:SHA-1"})
     spec_.erase_attribute(name);
-  if (out_->supports("ioproxy")) {
-    file_ = std::make_unique<CheckedFile>(tmp_.temp().string());
-    check_file();
-    out_->set_ioproxy(file_.get());
-  }
-  if (!out_->open(tmp_.temp().string(), spec_)) fail(clean(out_->geterror()));
-  check_file();
-  written_spec_ = out_->spec();
   // Encoders that compress the image as a whole: OpenImageIO's writers for these formats gather
   // every scanline (libwebp, libheif, OpenJPEG, libjxl, the GIF and SGI writers) and encode at
   // close.
@@ -314,6 +326,20 @@ FileRowSink::FileRowSink(const std::string& path, const OIIO::ImageSpec& spec, P
           "'" + path + "': the " + format + " encoder holds the whole image (" +
           std::to_string((uint64_t(row_bytes_) * uint64_t(spec_.height)) >> 20) +
           " MiB) and encodes it when the last strip lands; memory is the image, not a few strips";
+}
+
+// The encoder opens with the first rows: a run that fails before them (a device error, a budget
+// too small) leaves no temporary file, and no half-started encoder complaining as it closes.
+void FileRowSink::open() {
+  if (out_->supports("ioproxy")) {
+    file_ = std::make_unique<CheckedFile>(tmp_.temp().string());
+    check_file();
+    out_->set_ioproxy(file_.get());
+  }
+  if (!out_->open(tmp_.temp().string(), spec_)) fail(clean(out_->geterror()));
+  check_file();
+  written_spec_ = out_->spec();
+  opened_ = true;
 }
 
 namespace {
@@ -391,6 +417,7 @@ void FileRowSink::write(int begin, int end, const std::byte* rows) {
                                       " to " + std::to_string(end) + " after " +
                                       std::to_string(written_) +
                                       " written (rows go in order, once)");
+  if (!opened_) open();
   const OIIO::TypeDesc type = type_desc(type_);
   const int chunk = std::max(1, int((size_t(16) << 20) / row_bytes_));
   for (int y = begin; y < end;) {

@@ -3,9 +3,57 @@
 #define BOOST_DLL_USE_STD_FS
 #include "io_module.hpp"
 
+#include <dlfcn.h>
+#include <png.h>
+
 #include <boost/dll/alias.hpp>
+#include <map>
+#include <mutex>
 
 #include "image_io.hpp"
+
+// libpng's own handler prints "libpng error: ..." to stderr before it jumps: OpenImageIO's PNG
+// handler records the message and returns, and libpng then falls back to its default. This
+// module's png_set_error_fn comes first in the lookup scope of the OpenImageIO it loads, so
+// each handler OpenImageIO installs is wrapped: it runs, then jumps as the default would, without
+// the print. OpenImageIO's message still reaches clfilter's error line.
+namespace {
+std::mutex png_handlers_mutex;
+std::map<png_const_structrp, png_error_ptr>& png_handlers() {
+  static std::map<png_const_structrp, png_error_ptr> handlers;
+  return handlers;
+}
+
+void quiet_png_error(png_structp png, png_const_charp message) {
+  png_error_ptr handler = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(png_handlers_mutex);
+    const auto it = png_handlers().find(png);
+    if (it != png_handlers().end()) handler = it->second;
+  }
+  if (handler) handler(png, message);
+  png_longjmp(png, 1);
+}
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) void png_set_error_fn(png_structrp png,
+                                                                        png_voidp error_ptr,
+                                                                        png_error_ptr error_fn,
+                                                                        png_error_ptr warning_fn) {
+  using Setter = void (*)(png_structrp, png_voidp, png_error_ptr, png_error_ptr);
+  static const auto real = [] {
+    void* next = ::dlsym(RTLD_NEXT, "png_set_error_fn");
+    if (!next)
+      next = ::dlsym(::dlopen("libpng16.so.16", RTLD_LAZY | RTLD_NOLOAD), "png_set_error_fn");
+    return reinterpret_cast<Setter>(next);
+  }();
+  if (!real) std::abort();  // no libpng behind OpenImageIO, yet it asks for a png handler
+  if (error_fn) {
+    std::lock_guard<std::mutex> lock(png_handlers_mutex);
+    png_handlers()[png] = error_fn;
+  }
+  real(png, error_ptr, error_fn ? quiet_png_error : nullptr, warning_fn);
+}
 
 namespace {
 

@@ -24,6 +24,7 @@
 #include "io_module.hpp"
 #include "jobs.hpp"
 #include "jpeg_io.hpp"
+#include "row_files.hpp"
 
 namespace {
 
@@ -184,6 +185,10 @@ uint64_t parse_size(const std::string& option, const std::string& value) {
     scale = 0;
   if (value.empty() || errno || scale == 0 || !(v > 0) || v * scale > 1e15)
     throw usage_error(option + " expects a size such as 64M or 2G (got '" + value + "')");
+  // Below 1 MiB no strip of any useful image fits: refused here, not after the file is opened.
+  if (v * scale < 1024.0 * 1024)
+    throw usage_error(option + " " + value + " is " + std::to_string(uint64_t(v * scale)) +
+                      " bytes; the smallest budget is 1M (e.g. 64M, 2G; a unit K, M or G)");
   return uint64_t(v * scale);
 }
 
@@ -586,6 +591,7 @@ int run(int argc, char** argv) {
     return 0;
   }
   const std::vector<clf::FileJob> jobs = clf::plan_jobs(o.positional, o.output_dir, o.frames);
+  if (!o.output_dir.empty()) clf::prepare_output_dir(o.output_dir);
   const bool batch = !o.output_dir.empty() || !o.frames.empty();
   return batch ? run_batch(o, registry, jobs) : run_one(o, registry, jobs.front());
 }
@@ -600,6 +606,9 @@ int main(int argc, char** argv) {
     return run(argc, argv);
   } catch (const clf::Error& e) {
     std::cerr << "clfilter: error: " << e.what() << "\n";
+    if (e.is_out_of_memory())
+      std::cerr << "clfilter: hint: --max-device-memory sets the budget, --slots the strips in "
+                   "flight, --strip-rows their height\n";
     if (e.kind() == clf::ErrorKind::cancelled) return 130;
     return e.kind() == clf::ErrorKind::usage ? 2 : 1;
   } catch (const std::bad_alloc&) {

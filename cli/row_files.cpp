@@ -104,6 +104,18 @@ void check_output_path(const std::string& path) {
                                    "writable; clfilter does not replace a file it may not write)");
 }
 
+void prepare_output_dir(const std::string& dir) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(dir, ec);
+  if (fs::exists(status)) {
+    if (!fs::is_directory(status))
+      throw Error(ErrorKind::usage, "--output-dir '" + dir + "' is a file, not a directory");
+    return;
+  }
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(ErrorKind::io, "cannot create --output-dir '" + dir + "': " + ec.message());
+}
+
 TempOutput::TempOutput(const std::string& path) : path_(path), destination_(destination_of(path)) {
   tmp_ = directory_of(destination_) /
          (".clfilter-" + std::to_string(::getpid()) + "-" + destination_.filename().string());

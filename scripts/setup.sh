@@ -8,7 +8,7 @@ packages=(
   ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-c-headers opencl-clhpp-headers clinfo
   pocl-opencl-icd
   libopenimageio-dev openimageio-tools libjpeg62-turbo-dev
-  libboost-dev libvkfft-dev
+  libboost-dev libvkfft-dev libpng-dev
   libvips-tools
   catch2
   clang libclang-rt-14-dev clang-format

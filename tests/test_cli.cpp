@@ -152,7 +152,7 @@ TEST_CASE("bad input gets a clear error, a non-zero exit and no output file") {
       {"ok.png x.png -f sobel --device no-such-device", "no OpenCL device matches 'no-such-device'", 1},
       {"ok.png nodir/x.png -f sobel", "directory 'nodir' does not exist", 1},
       {"ok.png x.unknownext -f sobel", "cannot write 'x.unknownext'", 1},
-      {"wide.png x.png -f sobel --max-device-memory 1K", "over the budget", 1},
+      {"wide.png x.png -f sobel --max-device-memory 1K", "the smallest budget is 1M", 2},
   };
   for (const auto& c : cases) {
     fs::remove(scratch() / "x.png");
@@ -163,6 +163,61 @@ TEST_CASE("bad input gets a clear error, a non-zero exit and no output file") {
     CHECK_FALSE(fs::exists(scratch() / "x.png"));
     CHECK(no_leftovers());
   }
+}
+
+TEST_CASE("errors name the real cause once: corrupt PNG, unreadable input, --output-dir, budgets") {
+  const clf::Image img = test::random_image(300, 40, 3, clf::PixelType::u8, 9);
+  write_test_image(scratch() / "whole.png", img);
+  const std::string png = slurp(scratch() / "whole.png");
+  { std::ofstream(scratch() / "cut.png", std::ios::binary) << png.substr(0, png.size() / 2); }
+  Result r = clfilter("cut.png cut_out.png -f box");
+  CHECK(r.code == 1);
+  const std::string cut_error = r.err.substr(r.err.find("clfilter: error: "));
+  const auto first = cut_error.find("hit end of file");
+  CHECK(first != std::string::npos);
+  CHECK(cut_error.find("hit end of file", first + 1) == std::string::npos);  // said once
+  CHECK_THAT(r.err, !Contains("libpng error"));  // libpng's own print, before clfilter's line
+  CHECK_FALSE(fs::exists(scratch() / "cut_out.png"));
+
+  // An input this user may not read (root reads anything: then run as nobody).
+  fs::create_directories(scratch() / "open");
+  fs::permissions(scratch() / "open", fs::perms::all);
+  fs::permissions(scratch(), fs::perms::all);
+  fs::copy_file(scratch() / "whole.png", scratch() / "open" / "secret.png", fs::copy_options::overwrite_existing);
+  fs::permissions(scratch() / "open" / "secret.png", fs::perms::none);
+  const std::string as_other =
+      ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent" : "";
+  r = clfilter("open/secret.png open/secret_out.png -f box", as_other);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Contains("cannot read 'open/secret.png': Permission denied"));
+  fs::permissions(scratch() / "open" / "secret.png", fs::perms::owner_all);
+
+  // --output-dir: a missing one is created; a file is named as one.
+  fs::remove_all(scratch() / "made");
+  r = clfilter("whole.png --output-dir made/here -f box");
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(fs::exists(scratch() / "made" / "here" / "whole.png"));
+  r = clfilter("whole.png -o whole.png -f box");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("--output-dir 'whole.png' is a file, not a directory"));
+
+  // A budget below any strip is refused before anything opens; one too small for this image says
+  // how much it needs in real units, the library naming no flag and the CLI adding them.
+  r = clfilter("whole.png b.png -f box --max-device-memory 1");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("--max-device-memory 1 is 1 bytes; the smallest budget is 1M"));
+  write_test_image(scratch() / "wide.png", test::random_image(1000, 200, 3, clf::PixelType::u8, 9));
+  r = clfilter("wide.png b.png -f box:border=wrap -f box --max-device-memory 1M");
+  CHECK(r.code == 1);
+  const std::string error_line = r.err.substr(0, r.err.find('\n'));
+  CHECK_THAT(error_line, Contains("clfilter: error: ") && Contains("over the budget of 1023.") &&
+                             Contains("KiB") && Contains("a chain mixing wrap"));
+  CHECK_THAT(error_line, !Contains("--"));
+  CHECK_THAT(r.err, Contains("clfilter: hint: --max-device-memory"));
+  CHECK_THAT(r.err, !Contains("libpng"));
+  CHECK_FALSE(fs::exists(scratch() / "b.png"));
+  CHECK(no_leftovers());
 }
 
 TEST_CASE("a failed write leaves an existing output and the input untouched") {

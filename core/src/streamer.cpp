@@ -749,16 +749,36 @@ void check_options(const RunOptions& options) {
                 "strip rows must be >= 0 (got " + std::to_string(options.strip_rows) + ")");
 }
 
-Error over_budget(const StripPlan& plan, int slots, uint64_t room) {
+// "1.5 MiB", "640 KiB", "12 bytes": a size a reader takes in at a glance, never rounded to 0.
+std::string readable_bytes(uint64_t bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  double v = double(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) v /= 1024, ++u;
+  char text[32];
+  std::snprintf(text, sizeof text, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return text;
+}
+
+// True when some stage with a vertical halo wraps: without a cyclic plan, its strip is the image.
+bool mixes_wrap(const std::vector<StageShape>& stages) {
+  for (const StageShape& s : stages)
+    if (s.hy > 0 && s.border.mode == BorderMode::wrap) return true;
+  return false;
+}
+
+// Names RunOptions' fields, not a program's flags: the library is called from C++ and Python too.
+Error over_budget(const StripPlan& plan, int slots, uint64_t room, bool mixed_wrap) {
   const std::string why = plan.indexable() ? "" : " (a strip buffer passes 2^31 floats)";
-  return Error(
-      ErrorKind::device,
-      "strips of " + std::to_string(plan.strip_rows()) + " rows need " +
-          std::to_string(uint64_t(slots) * plan.slot_bytes() >> 20) +
-          " MiB of device memory, over the budget of " + std::to_string(room >> 20) + " MiB" + why +
-          "; raise --max-device-memory or lower --slots (a chain mixing wrap with other vertical "
-          "borders needs the whole image on the device)",
-      CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  return Error(ErrorKind::device,
+               std::to_string(slots) + " strips of " + std::to_string(plan.strip_rows()) +
+                   " rows need " + readable_bytes(uint64_t(slots) * plan.slot_bytes()) +
+                   " of device memory, over the budget of " + readable_bytes(room) + why +
+                   "; raise the budget (max_device_memory) or lower the strips in flight (slots)" +
+                   (mixed_wrap ? "; a chain mixing wrap with other vertical borders needs the "
+                                 "whole image on the device"
+                               : ""),
+               CL_MEM_OBJECT_ALLOCATION_FAILURE);
 }
 
 }  // namespace
@@ -854,7 +874,8 @@ RunStats stream(const std::vector<Lane>& lanes, const Endpoints& ends, const Run
     const Room tightest =
         *std::min_element(rooms.begin(), rooms.end(),
                           [](const Room& a, const Room& b) { return a.left() < b.left(); });
-    if (!fits(plan, choice.slots)) throw over_budget(plan, choice.slots, tightest.left());
+    if (!fits(plan, choice.slots))
+      throw over_budget(plan, choice.slots, tightest.left(), !cyclic && mixes_wrap(stages));
     for (const Lane& lane : lanes) lane.device->reset_peak();
     stats.strips = plan.strips();
     stats.strip_rows = plan.strip_rows();
