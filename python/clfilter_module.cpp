@@ -1,5 +1,6 @@
 // clfilter._clfilter: the core for Python (pybind11). numpy arrays in and out (uint8, uint16,
-// float16, float32; HxW or HxWxC), one Pipeline per chain, errors as Python exceptions.
+// float16, float32; HxW or HxWxC; other types are converted by clfilter/__init__.py), one Pipeline
+// per chain, errors as Python exceptions.
 // The Python face (filter, Pipeline, dask_filter) is in clfilter/__init__.py over this.
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
@@ -24,19 +25,36 @@ const clf::Environment& environment() {
   return env;
 }
 
-const clf::Registry& registry() {
-  static const clf::Registry r(environment().plugin_path);
-  return r;
+// One Registry per list of extra plugin directories (each before CLF_PLUGIN_PATH's), kept for the
+// process: plugins load once.
+const clf::Registry& registry(const std::vector<std::string>& plugin_dirs = {}) {
+  static std::mutex mutex;
+  static std::map<std::vector<std::string>, std::unique_ptr<clf::Registry>> made;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& r = made[plugin_dirs];
+  if (!r) {
+    std::vector<std::string> dirs = plugin_dirs;
+    for (const auto& d : environment().plugin_path) dirs.push_back(d);
+    r = std::make_unique<clf::Registry>(dirs);
+  }
+  return *r;
 }
 
-std::shared_ptr<clf::Device> device(const std::string& selector) {
+// Devices opened once per selector: one ("gpu", "P:D", a name) or several ("all", "cpu,cpu"), as
+// the command line takes them.
+std::vector<std::shared_ptr<clf::Device>> devices_for(const std::string& selector) {
   static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<clf::Device>> open;
+  static std::map<std::string, std::vector<std::shared_ptr<clf::Device>>> open;
   std::lock_guard<std::mutex> lock(mutex);
   auto& d = open[selector];
-  if (!d)
-    d = clf::Device::open(selector.empty() ? environment().device : selector,
-                          environment().device_options());
+  if (d.empty()) {
+    const std::string chosen = selector.empty() ? environment().device : selector;
+    const bool several = chosen == "all" || chosen.find(',') != std::string::npos;
+    if (several)
+      d = clf::open_devices(chosen, environment().device_options());
+    else
+      d = {clf::Device::open(chosen, environment().device_options())};
+  }
   return d;
 }
 
@@ -107,20 +125,24 @@ py::dict stats_dict(const clf::RunStats& s) {
 // A chain built once on one device, run on many arrays (programs and strip buffers reused).
 class PyPipeline {
  public:
-  PyPipeline(const std::vector<std::string>& specs, const std::string& selector)
-      : pipeline_(device(selector)) {
+  PyPipeline(const std::vector<std::string>& specs, const std::string& selector,
+             const std::vector<std::string>& plugin_dirs)
+      : pipeline_(devices_for(selector)) {
     if (specs.empty()) throw py::value_error("clfilter: no filter given (e.g. 'gaussian:sigma=2')");
-    for (const auto& spec : specs) pipeline_.add(registry(), spec);
+    for (const auto& spec : specs) pipeline_.add(registry(plugin_dirs), spec);
   }
 
-  // `array` is read in place when it is C-contiguous (copied once otherwise); the result is a new
-  // array of the same shape and type. The GIL is released while the device works; `progress`
-  // (done, total), if given, and Ctrl-C are seen between strips.
-  py::array run(const py::array& input, int strip_rows, const py::object& progress) {
+  // `input` (checked by the Python layer: HxW or HxWxC, a type the core takes) is read in place
+  // when it is C-contiguous (copied once otherwise). The result goes to `out` when given (C order,
+  // the input's shape and type: a numpy.memmap makes an output larger than memory), else to a new
+  // array. The GIL is released while the device works; `progress` (done, total), if given, and
+  // Ctrl-C are seen between strips.
+  py::array run(const py::array& input, int strip_rows, const py::object& progress,
+                const py::object& into) {
     if (!py::isinstance<py::array>(input)) throw py::type_error("clfilter: expected a numpy array");
     const py::array in = c_order(input);
     const clf::Image in_image = image_over(in);
-    py::array out = empty_like(in);
+    py::array out = into.is_none() ? empty_like(in) : py::array(into);
     clf::Image out_image = image_over(out);
     std::atomic<bool> cancel{false};
     clf::RunOptions options;
@@ -157,7 +179,12 @@ class PyPipeline {
     for (size_t i = 0; i < pipeline_.size(); ++i) lines.push_back(pipeline_.filter(i).describe());
     return lines;
   }
-  std::string device_label() const { return pipeline_.device().info().label(); }
+  std::string device_label() const {
+    std::string label;
+    for (const auto& d : pipeline_.devices())
+      label += (label.empty() ? "" : " + ") + d->info().label();
+    return label;
+  }
 
  private:
   clf::Pipeline pipeline_;
@@ -179,9 +206,9 @@ py::list devices() {
   return list;
 }
 
-py::list filters() {
+py::list filters(const std::vector<std::string>& plugin_dirs) {
   py::list list;
-  for (const auto& f : registry().factories()) {
+  for (const auto& f : registry(plugin_dirs).factories()) {
     py::dict filter;
     filter["name"] = f->name();
     filter["summary"] = f->summary();
@@ -226,15 +253,17 @@ PYBIND11_MODULE(_clfilter, m) {
     }
   });
   py::class_<PyPipeline>(m, "Pipeline")
-      .def(py::init<const std::vector<std::string>&, const std::string&>(), py::arg("specs"),
-           py::arg("device") = "")
+      .def(py::init<const std::vector<std::string>&, const std::string&,
+                    const std::vector<std::string>&>(),
+           py::arg("specs"), py::arg("device") = "",
+           py::arg("plugin_dirs") = std::vector<std::string>{})
       .def("run", &PyPipeline::run, py::arg("array"), py::arg("strip_rows") = 0,
-           py::arg("progress") = py::none())
+           py::arg("progress") = py::none(), py::arg("out") = py::none())
       .def_property_readonly("halo", &PyPipeline::halo)
       .def_property_readonly("borders", &PyPipeline::borders)
       .def_property_readonly("device", &PyPipeline::device_label)
       .def("describe", &PyPipeline::describe)
       .def("stats", &PyPipeline::stats);
   m.def("devices", &devices);
-  m.def("filters", &filters);
+  m.def("filters", &filters, py::arg("plugin_dirs") = std::vector<std::string>{});
 }

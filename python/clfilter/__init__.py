@@ -5,41 +5,104 @@
     edges = clfilter.filter(photo, ["gaussian:sigma=1", "sobel"])  # a chain, fused on the device
 
 Specs are the command line's (``clfilter --list-filters``, or ``clfilter.filters()``). Arrays are
-uint8, uint16, float16 or float32, HxW or HxWxC; results have the input's shape and type and follow
-OpenCV (GaussianBlur, boxFilter, Sobel, filter2D). Bad specs raise ValueError naming the filter and
+HxW or HxWxC; uint8, uint16, float16 and float32 are filtered as they are, other real types in
+float32 (float64 and integers come back in their own type, bool as float32). Results have the
+input's shape and follow OpenCV (GaussianBlur, boxFilter, Sobel, filter2D). Bad specs raise ValueError naming the filter and
 parameter; device and build failures RuntimeError with the OpenCL error name; Ctrl-C during a run
 cancels it and raises KeyboardInterrupt. ``dask_filter`` runs a chain over a dask array, on one
 machine or a cluster.
 """
 
+import numpy as np
+
 from . import _clfilter
 
 __all__ = ["filter", "Pipeline", "devices", "filters", "dask_filter"]
+
+# Types the device reads and writes as they are; every other real type is filtered in float32.
+_NATIVE = (np.uint8, np.uint16, np.float16, np.float32)
 
 
 def _specs(specs):
     if isinstance(specs, str):
         return [specs]
-    specs = list(specs)
-    if not all(isinstance(s, str) for s in specs):
-        raise TypeError("clfilter: filter specs are strings such as 'gaussian:sigma=2'")
-    return specs
+    if not isinstance(specs, (list, tuple)) or not all(isinstance(s, str) for s in specs):
+        raise TypeError("clfilter: filter specs are a string such as 'gaussian:sigma=2' or a list "
+                        "of them (got %s)" % type(specs).__name__)
+    return list(specs)
+
+
+def _checked(array):
+    """``array`` as an ndarray the core takes, and the dtype the result is returned in.
+
+    uint8, uint16, float16 and float32 go as they are. Other real types are filtered in float32:
+    float64 comes back as float64 (values with float32's precision), other integers as their own
+    type, rounded half to even and saturated (as OpenCV stores them), bool as float32 (a filtered
+    mask is fractional). Lists and other array-likes are read by numpy first."""
+    if not isinstance(array, np.ndarray):
+        if not isinstance(array, (list, tuple)) and not hasattr(array, "__array__"):
+            raise TypeError("clfilter: expected a numpy array (HxW or HxWxC) or a nested list "
+                            "of numbers (got %s)" % type(array).__name__)
+        array = np.asarray(array)
+    if array.ndim not in (2, 3):
+        raise ValueError("clfilter: expected an HxW or HxWxC array (got %d dimensions, shape %s)"
+                         % (array.ndim, array.shape))
+    kind = array.dtype.kind
+    if kind not in "biuf":
+        raise TypeError("clfilter: arrays of numbers only (got dtype %s)" % array.dtype)
+    if array.dtype.type in _NATIVE:
+        return array.astype(array.dtype.newbyteorder("="), copy=False), array.dtype.newbyteorder("=")
+    result = np.dtype(np.float32) if kind == "b" else array.dtype.newbyteorder("=")
+    return array.astype(np.float32), result
+
+
+def _stored(result, dtype):
+    """A float32 result in ``dtype``, as _checked's rule says."""
+    if result.dtype == dtype:
+        return result
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return np.clip(np.rint(result), info.min, info.max).astype(dtype)
+    return result.astype(dtype)
 
 
 class Pipeline:
-    """A chain of filters built once on one device, callable on many arrays.
+    """A chain of filters built once on one device (or several), callable on many arrays.
 
     Programs and strip buffers are kept between calls. ``halo`` is (rows, columns) the chain reads
     beyond each output pixel; ``borders`` each filter's border mode; ``stats()`` describes the last
-    run. ``device``: "gpu", "cpu", "P:D" or part of a device name (default: the first GPU, else the
-    CPU)."""
+    run. ``device``: "gpu", "cpu", "P:D" or part of a device name (default: CLF_DEVICE, else the
+    first GPU, else the CPU); "all" or a list such as "cpu,cpu" spreads each image's strips over
+    several devices. ``plugin_dirs``: directories searched for filter plugins before
+    CLF_PLUGIN_PATH's and the installed ones."""
 
-    def __init__(self, specs, device=None):
+    def __init__(self, specs, device=None, plugin_dirs=None):
         self.specs = _specs(specs)
-        self._pipeline = _clfilter.Pipeline(self.specs, device or "")
+        dirs = [str(d) for d in (plugin_dirs or [])]
+        self._pipeline = _clfilter.Pipeline(self.specs, device or "", dirs)
 
-    def __call__(self, array, strip_rows=0, progress=None):
-        return self._pipeline.run(array, strip_rows, progress)
+    def __call__(self, array, strip_rows=0, progress=None, out=None):
+        """``array`` through the chain. The result has its shape and, by _checked's rule, its type;
+        ``out`` (an array of that shape and type, e.g. a numpy.memmap) receives it in place."""
+        work, dtype = _checked(array)
+        if out is not None:
+            if not isinstance(out, np.ndarray):
+                raise TypeError("clfilter: out must be a numpy array (got %s)" % type(out).__name__)
+            if out.shape != work.shape or out.dtype.newbyteorder("=") != dtype:
+                raise ValueError("clfilter: out must have shape %s and dtype %s (got %s, %s)"
+                                 % (work.shape, dtype, out.shape, out.dtype))
+            if not out.flags.writeable:
+                raise ValueError("clfilter: out is read-only")
+            direct = (dtype == work.dtype and out.flags.c_contiguous and out.dtype.isnative
+                      and not np.shares_memory(out, work))
+            if direct:
+                self._pipeline.run(work, strip_rows, progress, out)
+                return out
+        result = _stored(self._pipeline.run(work, strip_rows, progress, None), dtype)
+        if out is None:
+            return result
+        np.copyto(out, result)
+        return out
 
     @property
     def halo(self):
@@ -65,9 +128,10 @@ class Pipeline:
         return "clfilter.Pipeline(%r, device=%r)" % (self.specs, built.device if built else None)
 
 
-def filter(array, specs, device=None):  # noqa: A001 - the verb users look for
-    """``array`` through one filter spec or a list of them; a new array of its shape and type."""
-    return Pipeline(specs, device)(array)
+def filter(array, specs, device=None, out=None, plugin_dirs=None):  # noqa: A001 - the verb
+    """``array`` through one filter spec or a list of them; a new array of its shape and type
+    (see Pipeline for types, ``out`` and ``plugin_dirs``)."""
+    return Pipeline(specs, device, plugin_dirs)(array, out=out)
 
 
 def devices():
@@ -75,15 +139,15 @@ def devices():
     return _clfilter.devices()
 
 
-def filters():
+def filters(plugin_dirs=None):
     """Every filter: dicts with name, summary and params (name, type, default, help, min, max,
     min_exclusive, max_exclusive, range, choices)."""
-    return _clfilter.filters()
+    return _clfilter.filters([str(d) for d in (plugin_dirs or [])])
 
 
-def dask_filter(array, specs, device=None):
+def dask_filter(array, specs, device=None, plugin_dirs=None):
     """A dask array through the chain, chunk by chunk with overlaps, equal to the whole-image run.
 
     See clfilter.dask (imported here on first use, so that clfilter itself does not need dask)."""
     from .dask import dask_filter as run
-    return run(array, specs, device)
+    return run(array, specs, device, plugin_dirs)

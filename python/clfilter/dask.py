@@ -30,10 +30,10 @@ _pipelines = {}  # per process: (specs, device) -> Pipeline
 GRID = 16
 
 
-def _pipeline(specs, device):
-    key = (tuple(specs), device or "")
+def _pipeline(specs, device, plugin_dirs=()):
+    key = (tuple(specs), device or "", tuple(plugin_dirs))
     if key not in _pipelines:
-        _pipelines[key] = Pipeline(list(specs), device)
+        _pipelines[key] = Pipeline(list(specs), device, list(plugin_dirs))
     return _pipelines[key]
 
 
@@ -53,7 +53,8 @@ def _thick(chunks, depth):
     return tuple(merged)
 
 
-def _filter_block(block, specs, device, starts, sizes, depth, periodic, block_id=None):
+def _filter_block(block, specs, device, plugin_dirs, starts, sizes, depth, periodic,
+                  block_id=None):
     """``block`` is a chunk grown by ``depth`` on each side (not past the image's edges unless
     periodic). Its leading rows and columns are cut so that it starts on a multiple of GRID in the
     image (0 at the image's first row and column); it is filtered and the chunk is cut out."""
@@ -66,7 +67,7 @@ def _filter_block(block, specs, device, starts, sizes, depth, periodic, block_id
         lead = -origin % GRID  # rows cut so that origin + lead is on the grid (0 stays 0)
         cuts.append(slice(lead, None))
         keep.append(slice(grown - lead, grown - lead + size))
-    out = _pipeline(specs, device)(block[tuple(cuts)])
+    out = _pipeline(specs, device, plugin_dirs)(block[tuple(cuts)])
     return out[tuple(keep)]
 
 
@@ -80,14 +81,16 @@ def _wraps(pipeline):
     return all(borders) and bool(borders)
 
 
-def dask_filter(array, specs, device=None):
-    """``array`` (a dask array, HxW or HxWxC, not chunked along channels) through ``specs``."""
+def dask_filter(array, specs, device=None, plugin_dirs=None):
+    """``array`` (a dask array, HxW or HxWxC, not chunked along channels) through ``specs``;
+    ``device`` and ``plugin_dirs`` as Pipeline takes them, on every worker."""
+    plugin_dirs = tuple(str(d) for d in (plugin_dirs or []))
     specs = _specs(specs)
     if array.ndim not in (2, 3):
         raise ValueError("clfilter.dask_filter: expected an HxW or HxWxC dask array")
     if array.ndim == 3 and len(array.chunks[2]) > 1:
         array = array.rechunk({2: -1})
-    pipeline = _pipeline(specs, device)  # built here too: bad specs fail before any task
+    pipeline = _pipeline(specs, device, plugin_dirs)  # built here too: bad specs fail before any task
     rows, cols = pipeline.halo
     periodic = _wraps(pipeline)
     depth = (rows + GRID - 1, cols + GRID - 1)
@@ -99,7 +102,7 @@ def dask_filter(array, specs, device=None):
     grown = da.overlap.overlap(array, depth=overlap_depth,
                                boundary="periodic" if periodic else "none")
     return da.map_blocks(_filter_block, grown, chunks=array.chunks, dtype=array.dtype,
-                         specs=tuple(specs), device=device,
+                         specs=tuple(specs), device=device, plugin_dirs=plugin_dirs,
                          starts=(_starts(array.chunks[0]), _starts(array.chunks[1])),
                          sizes=(array.chunks[0], array.chunks[1]),
                          depth=(overlap_depth[0], overlap_depth[1]), periodic=periodic)
