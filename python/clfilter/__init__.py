@@ -7,9 +7,9 @@
 Specs are the command line's (``clfilter --list-filters``, or ``clfilter.filters()``). Arrays are
 HxW or HxWxC; uint8, uint16, float16 and float32 are filtered as they are, other real types in
 float32 (float64 and integers come back in their own type, bool as float32). Results have the
-input's shape and follow OpenCV (GaussianBlur, boxFilter, Sobel, filter2D). Bad specs raise ValueError naming the filter and
-parameter; device and build failures RuntimeError with the OpenCL error name; Ctrl-C during a run
-cancels it and raises KeyboardInterrupt. ``dask_filter`` runs a chain over a dask array, on one
+input's shape and follow OpenCV (GaussianBlur, boxFilter, Sobel, filter2D). Bad specs raise
+ValueError naming the filter and parameter; device and build failures RuntimeError with the OpenCL
+error name; Ctrl-C during a run cancels it and raises KeyboardInterrupt. ``dask_filter`` runs a chain over a dask array, on one
 machine or a cluster.
 """
 
@@ -51,7 +51,8 @@ def _checked(array):
     if kind not in "biuf":
         raise TypeError("clfilter: arrays of numbers only (got dtype %s)" % array.dtype)
     if array.dtype.type in _NATIVE:
-        return array.astype(array.dtype.newbyteorder("="), copy=False), array.dtype.newbyteorder("=")
+        native = array.dtype.newbyteorder("=")
+        return array.astype(native, copy=False), native
     result = np.dtype(np.float32) if kind == "b" else array.dtype.newbyteorder("=")
     return array.astype(np.float32), result
 

@@ -90,7 +90,7 @@ def dask_filter(array, specs, device=None, plugin_dirs=None):
         raise ValueError("clfilter.dask_filter: expected an HxW or HxWxC dask array")
     if array.ndim == 3 and len(array.chunks[2]) > 1:
         array = array.rechunk({2: -1})
-    pipeline = _pipeline(specs, device, plugin_dirs)  # built here too: bad specs fail before any task
+    pipeline = _pipeline(specs, device, plugin_dirs)  # built here: bad specs fail before any task
     rows, cols = pipeline.halo
     periodic = _wraps(pipeline)
     depth = (rows + GRID - 1, cols + GRID - 1)
