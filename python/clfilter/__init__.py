@@ -9,8 +9,8 @@ HxW or HxWxC; uint8, uint16, float16 and float32 are filtered as they are, other
 float32 (float64 and integers come back in their own type, bool as float32). Results have the
 input's shape and follow OpenCV (GaussianBlur, boxFilter, Sobel, filter2D). Bad specs raise
 ValueError naming the filter and parameter; device and build failures RuntimeError with the OpenCL
-error name; Ctrl-C during a run cancels it and raises KeyboardInterrupt. ``dask_filter`` runs a chain over a dask array, on one
-machine or a cluster.
+error name; Ctrl-C during a run cancels it and raises KeyboardInterrupt. ``dask_filter`` runs a
+chain over a dask array, on one machine or a cluster.
 """
 
 import numpy as np
