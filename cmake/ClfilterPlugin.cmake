@@ -15,7 +15,9 @@ function(clf_embed_kernels target prefix)
 endfunction()
 
 # clfilter_add_plugin(<name> SOURCES <cpp...> KERNELS <cl...>): one filter plugin, a self-contained
-# shared module placed where the core finds it (<libdir>/clfilter/plugins). Each kernel file is
+# shared module built into CLF_PLUGIN_OUTPUT_DIR (when set) and installed into
+# CLF_PLUGIN_INSTALL_DIR (find_package(clfilter) sets it to the installed clfilter's plugin
+# directory, <libdir>/clfilter/plugins, where the core finds plugins by default). Each kernel file is
 # embedded as a string constant <name>_<file> (dots become underscores: emboss_emboss_cl), declared
 # in the generated header "<name>_kernels.hpp" the plugin's sources include.
 function(clfilter_add_plugin name)
@@ -41,8 +43,14 @@ function(clfilter_add_plugin name)
     clf_embed_kernels(clf_plugin_${name} ${name} ${P_KERNELS})
   endif()
   if(CLF_PLUGIN_INSTALL_DIR)
-    # <prefix>/lib/clfilter/plugins -> <prefix>/lib, where libclfilter lives.
-    set_target_properties(clf_plugin_${name} PROPERTIES INSTALL_RPATH "$ORIGIN/../..")
+    # <prefix>/lib/clfilter/plugins -> <prefix>/lib, where libclfilter lives (out of tree: the
+    # installed clfilter's library directory).
+    if(CLFILTER_PLUGIN_DIR)
+      get_filename_component(clf_libdir "${CLFILTER_PLUGIN_DIR}/../.." ABSOLUTE)
+      set_target_properties(clf_plugin_${name} PROPERTIES INSTALL_RPATH "${clf_libdir}")
+    else()
+      set_target_properties(clf_plugin_${name} PROPERTIES INSTALL_RPATH "$ORIGIN/../..")
+    endif()
     install(TARGETS clf_plugin_${name} LIBRARY DESTINATION ${CLF_PLUGIN_INSTALL_DIR})
   endif()
 endfunction()

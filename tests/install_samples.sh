@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # ctest: install clfilter into a temporary prefix, build both samples against that install only,
 # and run them: the embedding tool, and the installed clfilter loading the out-of-tree plugin;
-# then a second out-of-tree plugin (tests/unsharp, a composite filter) against a reference.
+# then a second out-of-tree plugin (samples/unsharp, a composite filter) against a reference,
+# installed with `cmake --install` where the installed clfilter finds it unaided; and pkg-config
+# pointing at the install prefix.
 set -euo pipefail
 build=$1 source=$2
 work=$(mktemp -d)
@@ -22,11 +24,13 @@ test -s "$work/out.png"
 "$work/prefix/bin/clfilter" "$work/in.png" "$work/emboss.exr" --filter emboss:strength=2
 "$work/prefix/bin/clfilter" "$work/in.png" "$work/convolve.exr" --filter "convolve:kernel=-2,-1,0;-1,1,1;0,1,2"
 oiiotool "$work/emboss.exr" "$work/convolve.exr" --diff --fail 1e-5 >/dev/null
-# A second out-of-tree plugin, composite: the unsharp mask (tests/unsharp) against the same image
+# A second out-of-tree plugin, composite: the unsharp mask (samples/unsharp) against the same image
 # blurred by the built-in gaussian and combined by oiiotool: out = 2 in - gaussian(in).
-cmake -S "$source/tests/unsharp" -B "$work/unsharp" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake -S "$source/samples/unsharp" -B "$work/unsharp" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
 cmake --build "$work/unsharp" >/dev/null
-export CLF_PLUGIN_PATH="$work/emboss:$work/unsharp"
+cmake --install "$work/unsharp" >/dev/null
+test -s "$work/prefix/lib/clfilter/plugins/libclf_unsharp.so"  # where clfilter looks by default
+export CLF_PLUGIN_PATH="$work/emboss"
 oiiotool --pattern noise:type=uniform:min=0:max=1 97x61 3 -d float -o "$work/noise.exr"
 for border in reflect101 wrap constant; do
   "$work/prefix/bin/clfilter" "$work/noise.exr" "$work/unsharp.exr" -q \
@@ -38,4 +42,14 @@ done
 # The docs and samples are installed for authors who only have the package.
 test -s "$work/prefix/share/doc/clfilter/PLUGINS.md"
 test -s "$work/prefix/share/clfilter/samples/plugin/emboss.cpp"
+test -s "$work/prefix/share/clfilter/samples/unsharp/unsharp.cpp"
+# pkg-config follows the prefix the install was given, not CMAKE_INSTALL_PREFIX.
+flags=$(PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" pkg-config --cflags --libs clfilter)
+case "$flags" in *"$work/prefix/lib/pkgconfig/../../include"*) ;; *) echo "pkg-config: $flags"; exit 1;; esac
+cat > "$work/pc.cpp" <<'CPP'
+#include <clf/clf.hpp>
+int main() { return clf::list_devices().empty(); }
+CPP
+g++ -std=c++17 "$work/pc.cpp" -o "$work/pc" $flags -Wl,-rpath,"$work/prefix/lib"
+"$work/pc"
 echo "install + samples: ok"

@@ -68,6 +68,7 @@ TEST_CASE("broken plugins are skipped with a reason while the others load") {
   auto throws = issue_for(r, "libthrows.so");
   REQUIRE(throws);
   CHECK_THAT(throws->reason, Contains("factory exploded on purpose"));
+  CHECK(throws->reason == "the plugin entry failed: factory exploded on purpose");  // path once
   CHECK(r.issues().size() == 5);
 }
 

@@ -33,20 +33,22 @@ using Library = std::shared_ptr<boost::dll::shared_library>;
 // Every call from the core into plugin code goes through here. What the plugin throws is rethrown
 // as a clf::Error the core creates: an exception whose type lives in the plugin (its vtable and
 // type_info in the plugin's image) must not outlive the call, since the plugin may be unloaded
-// while the exception unwinds.
+// while the exception unwinds. `filter` prefixes the message ("" where the caller names the
+// plugin already, as a load issue does with its path).
 template <class Call>
 auto into_plugin(const std::string& filter, const char* what, Call&& call) -> decltype(call()) {
+  const std::string named = filter.empty() ? "" : filter + ": ";
   try {
     return call();
   } catch (const Error& e) {
     throw Error(e.kind(), e.what(), e.cl_code());
   } catch (const std::bad_alloc&) {
-    throw Error(ErrorKind::device, filter + ": out of host memory in " + what);
+    throw Error(ErrorKind::device, named + "out of host memory in " + what);
   } catch (const std::exception& e) {
-    throw Error(ErrorKind::plugin, filter + ": " + what + " failed: " + e.what());
+    throw Error(ErrorKind::plugin, named + what + " failed: " + e.what());
   } catch (...) {
     throw Error(ErrorKind::plugin,
-                filter + ": " + what + " threw an exception that is not a std::exception");
+                named + what + " threw an exception that is not a std::exception");
   }
 }
 
@@ -195,7 +197,7 @@ int Registry::load_file(const std::string& path_text) {
   }
   PluginManifest manifest;
   try {
-    manifest = into_plugin(path, "the plugin entry", [&] {
+    manifest = into_plugin("", "the plugin entry", [&] {
       return library->get_alias<PluginManifest()>("clf_plugin_entry")();
     });
   } catch (const Error& e) {
@@ -208,7 +210,7 @@ int Registry::load_file(const std::string& path_text) {
     if (!factory) continue;
     std::string name;
     try {
-      name = into_plugin(path, "name()", [&] { return factory->name(); });
+      name = into_plugin("", "name()", [&] { return factory->name(); });
     } catch (const Error& e) {
       issues_.push_back({path, e.what()});
       continue;
