@@ -36,6 +36,14 @@ size_t rss_kib() {
 
 }  // namespace
 
+TEST_CASE("a pipeline with no filters is refused, as in Python, for images and row streams") {
+  clf::Pipeline empty(test::device());
+  const clf::Image in = test::random_image(8, 8, 1, clf::PixelType::u8, 1);
+  clf::Image out;
+  CHECK_THROWS_WITH(empty.run(in, out), Catch::Matchers::Contains("no filters added"));
+  CHECK(out.empty());
+}
+
 TEST_CASE("input and output over overlapping memory give the result of separate images") {
   const int w = 61, h = 47, c = 2;
   const clf::Image source = test::random_image(w, h, c, clf::PixelType::u16, 12);

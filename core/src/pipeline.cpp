@@ -137,8 +137,19 @@ RunStats Pipeline::stream(const detail::Endpoints& ends, const RunOptions& optio
   return detail::stream(lanes, ends, options);
 }
 
+namespace {
+// As Python refuses it: a run of nothing is a mistake, not a slow copy.
+void check_filters(size_t count) {
+  if (count == 0)
+    throw Error(ErrorKind::usage,
+                "Pipeline::run: no filters added (add one, e.g. "
+                "\"gaussian:sigma=2\", before running)");
+}
+}  // namespace
+
 RunStats Pipeline::run(const Image& in, Image& out, const RunOptions& options) {
   if (in.empty()) throw Error(ErrorKind::usage, "Pipeline::run: empty input image");
+  check_filters(size());
   std::lock_guard<std::mutex> lock(*mutex_);
   // The streamer reads rows of `in` after writing earlier rows of `out`: overlapping storage is
   // copied first.
@@ -163,6 +174,7 @@ RunStats Pipeline::run(RowSource& source, RowSink& sink, const RunOptions& optio
   const ImageShape shape = source.shape();
   checked_image_bytes(shape.width, shape.height, shape.channels, pixel_type_size(shape.type),
                       "Pipeline::run source");
+  check_filters(size());
   std::lock_guard<std::mutex> lock(*mutex_);
   detail::Endpoints ends;
   ends.shape = shape;

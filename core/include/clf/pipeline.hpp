@@ -69,7 +69,8 @@ class Pipeline {
   const std::vector<std::shared_ptr<Device>>& devices() const { return devices_; }
   Halo halo() const;  // sum over the chain
 
-  // Runs the chain over `in`; `out` is (re)allocated to in's size and type. Streamed output is
+  // Runs the chain over `in`; `out` is (re)allocated to in's size and type. A pipeline with no
+  // filters is refused (Error(usage)), as the Python module refuses one. Streamed output is
   // bit-identical whatever the strip height, slot count or queue count. `in` and `out` may share
   // memory (the same Image, or storage that overlaps): the input is then copied first. Queues and
   // strip buffers stay allocated for the next run of the same shape (they count against the
