@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -140,6 +141,35 @@ TEST_CASE("an OpenEXR attribute that claims more bytes than the file holds is re
   test::CliResult ok = clfilter("sound.exr out.exr -f sobel");
   INFO("stderr: " << ok.err);
   CHECK(ok.code == 0);
+}
+
+TEST_CASE("an EXR data window its file could not hold is refused; a wide one that fits streams") {
+  // A 16x512 zip EXR whose data window is patched to 2,000,001 x 512: OpenEXR decodes it without
+  // a word (zeros and stray values). Deflate shrinks at most 1032:1, so 2 GB of halfs cannot live
+  // in a few kilobytes.
+  const clf::Image narrow = test::random_image(16, 512, 1, clf::PixelType::f16, 5);
+  OIIO::ImageSpec spec(16, 512, 1, OIIO::TypeDesc::HALF);
+  spec.attribute("compression", "zip");
+  clf::write_image_file((dir() / "narrow.exr").string(), narrow, spec);
+  std::string bytes = slurp(dir() / "narrow.exr");
+  const std::string key = std::string("dataWindow\0box2i\0", 17);
+  const size_t at = bytes.find(key);
+  REQUIRE(at != std::string::npos);
+  const int32_t window[4] = {0, 0, 2000000, 511};
+  std::memcpy(&bytes[at + key.size() + 4], window, sizeof window);
+  write_bytes(dir() / "claims.exr", bytes);
+  expect_refused("claims.exr", "its data window claims 2000001x512 pixels", "claims_out.exr");
+
+  // A real 30000 x 40 zip EXR of one value (deflate near its limit) is not refused: it streams.
+  OIIO::ImageSpec wide_spec(30000, 40, 1, OIIO::TypeDesc::HALF);
+  wide_spec.attribute("compression", "zip");
+  clf::Image flat(30000, 40, 1, clf::PixelType::f32);
+  std::fill_n(reinterpret_cast<float*>(flat.data()), 30000 * 40, 0.5f);
+  clf::write_image_file((dir() / "wide.exr").string(), flat, wide_spec);
+  test::CliResult r = clfilter("wide.exr wide_out.exr -f box --strip-rows 8");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("(30000x40, 1 channel, f16)"));
 }
 
 TEST_CASE("a header that lies about a size this machine could hold costs an error, not memory") {
