@@ -73,6 +73,7 @@ class FileRowSink final : public RowSink {
   void open();
   void flush_band();
   void check_file();
+  std::string writer_error();
   void verify_unproxied();
   void note_written();
   [[noreturn]] void fail(const std::string& why);

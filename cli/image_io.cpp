@@ -330,13 +330,16 @@ FileRowSink::FileRowSink(const std::string& path, const OIIO::ImageSpec& spec, P
 
 // The encoder opens with the first rows: a run that fails before them (a device error, a budget
 // too small) leaves no temporary file, and no half-started encoder complaining as it closes.
+// TIFF is written by path: OpenImageIO 2.4's TIFF writer over an IOProxy (its own IOFile too)
+// writes a directory without ImageLength for some specs (a PNG's), and libtiff reports a failed
+// write itself (the full-disk test holds it to that).
 void FileRowSink::open() {
-  if (out_->supports("ioproxy")) {
+  if (out_->supports("ioproxy") && std::string(out_->format_name()) != "tiff") {
     file_ = std::make_unique<CheckedFile>(tmp_.temp().string());
     check_file();
     out_->set_ioproxy(file_.get());
   }
-  if (!out_->open(tmp_.temp().string(), spec_)) fail(clean(out_->geterror()));
+  if (!out_->open(tmp_.temp().string(), spec_)) fail(writer_error());
   check_file();
   written_spec_ = out_->spec();
   opened_ = true;
@@ -396,6 +399,16 @@ void FileRowSink::fail(const std::string& why) {
   throw Error(ErrorKind::io, "cannot write '" + path_ + "': " + why);
 }
 
+// The writer's message, and the system's cause when the write failed at the disk: libtiff says
+// "Write error at scanline 32" where errno says "File too large" or "No space left on device".
+std::string FileRowSink::writer_error() {
+  const int cause = errno;
+  std::string message = clean(out_->geterror());
+  if (cause == ENOSPC || cause == EFBIG || cause == EDQUOT || cause == EIO || cause == EROFS)
+    message = std::string(std::strerror(cause)) + " (" + message + ")";
+  return message;
+}
+
 void FileRowSink::check_file() {
   if (file_ && !file_->failure().empty()) fail(file_->failure());
 }
@@ -426,7 +439,7 @@ void FileRowSink::write(int begin, int end, const std::byte* rows) {
       const int until = std::min(end, y + chunk);
       if (!out_->write_scanlines(spec_.y + y, spec_.y + until, spec_.z, type,
                                  rows + size_t(y - begin) * row_bytes_))
-        fail(clean(out_->geterror()));
+        fail(writer_error());
       check_file();
       y = until;
       continue;
@@ -449,7 +462,7 @@ void FileRowSink::flush_band() {
   const auto& s = spec_;
   if (!out_->write_tiles(s.x, s.x + s.width, s.y + band_begin_, s.y + band_begin_ + band_rows_, s.z,
                          s.z + 1, type_desc(type_), band_.data()))
-    fail(clean(out_->geterror()));
+    fail(writer_error());
   check_file();
   band_rows_ = 0;
 }
@@ -458,13 +471,14 @@ void FileRowSink::commit() {
   if (written_ != spec_.height)
     fail("only " + std::to_string(written_) + " of " + std::to_string(spec_.height) +
          " rows were written");
-  if (!out_->close()) fail(clean(out_->geterror()));
+  const std::string format = out_->format_name();
+  if (!out_->close()) fail(writer_error());
   out_.reset();
   if (file_) {
     file_->close();
     check_file();
     file_.reset();
-  } else {
+  } else if (format != "tiff") {
     verify_unproxied();
   }
   note_written();

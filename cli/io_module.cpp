@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "image_io.hpp"
+#include "jpeg_io.hpp"
 
 // libpng's own handler prints "libpng error: ..." to stderr before it jumps: OpenImageIO's PNG
 // handler records the message and returns, and libpng then falls back to its default. This
@@ -59,20 +60,37 @@ namespace {
 
 class Input final : public clf::InputFile {
  public:
-  Input(const std::string& path, const std::atomic<bool>* cancel) : file(path, cancel) {}
+  Input(const std::string& path, const std::atomic<bool>* cancel)
+      : path(path), file(path, cancel) {}
   clf::ImageShape shape() const override { return file.shape(); }
   void read(int begin, int end, std::byte* rows) override { file.read(begin, end, rows); }
   void discard_before(int row) override { file.discard_before(row); }
   std::unique_ptr<clf::RowSource> second_reader() const override { return file.second_reader(); }
   const std::vector<std::string>& warnings() const override { return file.warnings(); }
   void prefetch(int rows) override { file.prefetch(rows); }
+  std::string path;
   clf::FileRowSource file;
 };
 
+// The input's spec with the command line's encoding: --compression as OpenImageIO's "Compression"
+// attribute (as oiiotool sets it); the quality as "jpeg:Q" for a JPEG (the input JPEG's own when
+// not given, so both JPEG paths write alike) and as "CompressionQuality" for other formats.
+OIIO::ImageSpec encoded_as(const std::string& path, const Input& like,
+                           const clf::OutputOptions& options) {
+  OIIO::ImageSpec spec = like.file.spec();
+  if (!options.compression.empty()) spec.attribute("Compression", options.compression);
+  const int quality = options.quality ? options.quality : clf::estimated_jpeg_quality(like.path);
+  if (quality > 0 && clf::names_jpeg(path) && options.compression.empty())
+    spec.attribute("Compression", "jpeg:" + std::to_string(quality));
+  if (options.quality > 0) spec.attribute("CompressionQuality", options.quality);
+  return spec;
+}
+
 class Output final : public clf::OutputFile {
  public:
-  Output(const std::string& path, const Input& like, const std::atomic<bool>* cancel)
-      : file(path, like.file.spec(), like.shape().type, cancel) {}
+  Output(const std::string& path, const Input& like, const clf::OutputOptions& options,
+         const std::atomic<bool>* cancel)
+      : file(path, encoded_as(path, like, options), like.shape().type, cancel) {}
   void write(int begin, int end, const std::byte* rows) override { file.write(begin, end, rows); }
   void commit() override { file.commit(); }
   std::string whole_image_note() const override { return file.whole_image_note(); }
@@ -87,8 +105,9 @@ std::unique_ptr<clf::InputFile> open_input(const std::string& path,
 }
 
 std::unique_ptr<clf::OutputFile> open_output(const std::string& path, const clf::InputFile& like,
+                                             const clf::OutputOptions& options,
                                              const std::atomic<bool>* cancel) {
-  return std::make_unique<Output>(path, dynamic_cast<const Input&>(like), cancel);
+  return std::make_unique<Output>(path, dynamic_cast<const Input&>(like), options, cancel);
 }
 
 const clf::IoModule* table() {

@@ -35,12 +35,22 @@ class OutputFile : public RowSink {
   virtual const std::vector<std::string>& warnings() const = 0;
 };
 
+// How outputs are encoded, from the command line. quality 0: the input JPEG's own (estimated from
+// its quantization tables), else 98 (OpenImageIO's default). compression: OpenImageIO's
+// "Compression" attribute as oiiotool's --compression takes it ("zip", "piz", "lzw", "jpeg:85"),
+// "" to keep the input's.
+struct OutputOptions {
+  int quality = 0;
+  std::string compression;
+};
+
 // Every function throws clf::Error naming the file (see file_rows.hpp for what each checks).
 struct IoModule {
   std::unique_ptr<InputFile> (*open_input)(const std::string& path,
                                            const std::atomic<bool>* cancel);
   // Writes `path` with `like`'s metadata, windows, channel names and pixel format(s).
   std::unique_ptr<OutputFile> (*open_output)(const std::string& path, const InputFile& like,
+                                             const OutputOptions& options,
                                              const std::atomic<bool>* cancel);
   void (*check_writable)(const std::string& path);
 };

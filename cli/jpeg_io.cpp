@@ -94,14 +94,6 @@ FilePtr open_file(const std::string& path, const char* mode) {
   return FilePtr(std::fopen(path.c_str(), mode));
 }
 
-bool names_jpeg(const std::string& path) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-  for (const char* e : {".jpg", ".jpeg", ".jpe", ".jfif", ".jfi", ".jif"})
-    if (ext == e) return true;
-  return false;
-}
-
 // A segment worth carrying to the output: Exif, XMP, ICC, IPTC, comments and the like. Not JFIF
 // (APP0, rewritten by the encoder), not Adobe's APP14 (its colour transform flag describes the
 // input's encoding, not the YCbCr one written), not MPF (offsets into the input file).
@@ -113,8 +105,34 @@ bool carried(const jpeg_saved_marker_ptr m) {
 }
 
 // What the encoder takes from the input.
+// The quality (1..100) whose libjpeg-scaled standard luminance table is nearest the file's first
+// quantization table, as ImageMagick and exiftool estimate it; 0 without one.
+int quality_of(const jpeg_decompress_struct& info) {
+  const JQUANT_TBL* table = info.quant_tbl_ptrs[0];
+  if (!table) return 0;
+  static const unsigned standard[DCTSIZE2] = {
+      16, 11, 10, 16, 24,  40,  51,  61,  12, 12, 14, 19, 26,  58,  60,  55,
+      14, 13, 16, 24, 40,  57,  69,  56,  14, 17, 22, 29, 51,  87,  80,  62,
+      18, 22, 37, 56, 68,  109, 103, 77,  24, 35, 55, 64, 81,  104, 113, 92,
+      49, 64, 78, 87, 103, 121, 120, 101, 72, 92, 95, 98, 112, 100, 103, 99};
+  int best = 0;
+  long best_error = -1;
+  for (int q = 1; q <= 100; ++q) {
+    const long scale = q < 50 ? 5000 / q : 200 - 2 * q;  // libjpeg's jpeg_quality_scaling
+    long error = 0;
+    for (int i = 0; i < DCTSIZE2;
+         ++i) {  // both in natural (row-major) order, as libjpeg keeps them
+      const long want = std::clamp((long(standard[i]) * scale + 50) / 100, 1L, 255L);
+      error += std::labs(want - long(table->quantval[i]));
+    }
+    if (best_error < 0 || error < best_error) best_error = error, best = q;
+  }
+  return best;
+}
+
 struct Header {
   int width = 0, height = 0, components = 0;
+  int quality = 0;  // estimated from the quantization tables
   int h_sampling[3] = {1, 1, 1}, v_sampling[3] = {1, 1, 1};
   bool jfif = false;
   UINT8 density_unit = 0;
@@ -180,6 +198,7 @@ class JpegInput final : public InputFile {
       header_.h_sampling[c] = info_.comp_info[c].h_samp_factor;
       header_.v_sampling[c] = info_.comp_info[c].v_samp_factor;
     }
+    header_.quality = quality_of(info_);
     header_.jfif = info_.saw_JFIF_marker;
     header_.density_unit = info_.density_unit;
     header_.x_density = info_.X_density;
@@ -228,8 +247,12 @@ class JpegInput final : public InputFile {
 
 class JpegOutput final : public OutputFile {
  public:
-  JpegOutput(const std::string& path, const Header& like, const std::atomic<bool>* cancel)
-      : tmp_(path),
+  JpegOutput(const std::string& path, const Header& like, const OutputOptions& options,
+             const std::atomic<bool>* cancel)
+      : quality_(options.quality ? options.quality
+                 : like.quality  ? like.quality
+                                 : 98),
+        tmp_(path),
         cancel_(cancel),
         height_(like.height),
         codec_("cannot write '" + path + "'"),
@@ -280,7 +303,7 @@ class JpegOutput final : public OutputFile {
     info_.input_components = like.components;
     info_.in_color_space = like.components == 1 ? JCS_GRAYSCALE : JCS_RGB;
     jpeg_set_defaults(&info_);
-    jpeg_set_quality(&info_, 98, TRUE);  // OpenImageIO's default for JPEG
+    jpeg_set_quality(&info_, quality_, TRUE);
     if (like.components == 3)
       for (int c = 0; c < 3; ++c) {
         info_.comp_info[c].h_samp_factor = like.h_sampling[c];
@@ -315,7 +338,8 @@ class JpegOutput final : public OutputFile {
     throw Error(ErrorKind::io, "cannot write '" + tmp_.path() + "': " + why);
   }
 
-  TempOutput tmp_;  // first: removes an uncommitted file after file_ has closed it
+  int quality_;
+  TempOutput tmp_;  // removes an uncommitted file after file_ has closed it
   const std::atomic<bool>* cancel_;
   int height_;
   Codec codec_;
@@ -330,8 +354,12 @@ std::unique_ptr<InputFile> open_input(const std::string& path, const std::atomic
 }
 
 std::unique_ptr<OutputFile> open_output(const std::string& path, const InputFile& like,
+                                        const OutputOptions& options,
                                         const std::atomic<bool>* cancel) {
-  return std::make_unique<JpegOutput>(path, dynamic_cast<const JpegInput&>(like).header(), cancel);
+  if (!options.compression.empty())  // jpeg_direct() leaves --compression to OpenImageIO
+    throw Error(ErrorKind::usage, "--compression goes through OpenImageIO: add --io oiio");
+  return std::make_unique<JpegOutput>(path, dynamic_cast<const JpegInput&>(like).header(), options,
+                                      cancel);
 }
 
 void check_writable(const std::string& path) {
@@ -341,6 +369,35 @@ void check_writable(const std::string& path) {
 }
 
 }  // namespace
+
+bool names_jpeg(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* e : {".jpg", ".jpeg", ".jpe", ".jfif", ".jfi", ".jif"})
+    if (ext == e) return true;
+  return false;
+}
+
+int estimated_jpeg_quality(const std::string& path) {
+  FilePtr file = open_file(path, "rb");
+  unsigned char magic[2] = {};
+  if (!file || std::fread(magic, 1, 2, file.get()) != 2 || magic[0] != 0xff || magic[1] != 0xd8)
+    return 0;
+  std::rewind(file.get());
+  Codec codec(path);
+  Decompress jpeg(codec.errors());
+  int quality = 0;
+  try {
+    codec.guard([&] {
+      jpeg_stdio_src(&jpeg.info, file.get());
+      jpeg_read_header(&jpeg.info, TRUE);
+    });
+    quality = quality_of(jpeg.info);
+  } catch (const Error&) {
+    return 0;  // the reader reports a damaged file itself
+  }
+  return quality;
+}
 
 bool jpeg_direct(const std::string& in, const std::string& out) {
   if (!names_jpeg(out)) return false;

@@ -118,6 +118,13 @@ Streaming:
                            place instead of copying strips (default on)
 
 Output and diagnostics:
+  --quality N              JPEG (and WebP, HEIF) quality 1-100 (default: a JPEG
+                           input's own, estimated from its quantization tables,
+                           else 98). JPEGs are written baseline: a progressive
+                           encoder would hold every coefficient of the image
+  --compression NAME       the output's compression as oiiotool names it: zip,
+                           piz, dwaa, lzw, none, jpeg:85, ... (default: the
+                           input's); goes through OpenImageIO (--io oiio)
   --io auto|oiio           auto (default): JPEG to JPEG through libjpeg-turbo alone,
                            0.4 s sooner (no OpenImageIO to load), same pixels,
                            metadata segments copied byte for byte; every other
@@ -150,6 +157,7 @@ struct Options {
   clf::Environment env;  // read once, in main's thread, before any other
   int jobs = 0;          // 0: one per core, at most 4
   std::optional<std::string> list_filters;
+  clf::OutputOptions output;
   bool list_devices = false, help = false, version = false, stats = false, quiet = false,
        verbose = false;
   clf::RunOptions run;
@@ -230,6 +238,10 @@ Options parse_args(int argc, char** argv) {
     else if (arg == "--queues") {
       o.run.queues = parse_int(arg, next(), 1, 3);
       if (o.run.queues == 2) throw usage_error("--queues expects 1 or 3 (got 2)");
+    } else if (arg == "--quality") {
+      o.output.quality = parse_int(arg, next(), 1, 100);
+    } else if (arg == "--compression") {
+      o.output.compression = next();
     } else if (arg == "--max-device-memory")
       o.run.max_device_memory = parse_size(arg, next());
     else if (arg == "--zero-copy") {
@@ -466,7 +478,8 @@ int run_one(const Options& o, const clf::Registry& registry, const clf::FileJob&
   run.cancel = &interrupted;
   run.progress = [&](int done, int total) { progress.update(done, total); };
   const auto start = std::chrono::steady_clock::now();
-  const std::unique_ptr<clf::OutputFile> output = io.open_output(job.out, *input, &interrupted);
+  const std::unique_ptr<clf::OutputFile> output =
+      io.open_output(job.out, *input, o.output, &interrupted);
   if (o.verbose && !output->whole_image_note().empty())
     std::cerr << "clfilter: " << output->whole_image_note() << "\n";
   const clf::RunStats stats = pipeline->run(*input, *output, run);
@@ -523,7 +536,7 @@ int run_batch(const Options& o, const clf::Registry& registry,
         const clf::IoModule& io = file_io(o, job);
         const std::unique_ptr<clf::InputFile> input = io.open_input(job.in, &interrupted);
         const std::unique_ptr<clf::OutputFile> output =
-            io.open_output(job.out, *input, &interrupted);
+            io.open_output(job.out, *input, o.output, &interrupted);
         pipeline.run(*input, *output, run);
         output->commit();
         std::lock_guard<std::mutex> lock(print);

@@ -13,6 +13,7 @@
 #include "cli_support.hpp"
 #include "image_io.hpp"
 #include "jobs.hpp"
+#include "jpeg_io.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;
@@ -386,6 +387,59 @@ TEST_CASE("an EXR's data window inside its display window is kept") {
   CHECK(out.spec.full_height == 100);
   test::check_matches(out.image, ref::correlate(test::to_ref(img), std::vector<double>(9, 1.0 / 9), 3, 3,
                                                 ref::Border::reflect101));
+}
+
+TEST_CASE("every format reads back whole after a write, whatever format the input was") {
+  // OpenImageIO's TIFF writer over an IOProxy once wrote a PNG's image without ImageLength.
+  const clf::Image img = test::random_image(48, 40, 3, clf::PixelType::u8, 12);
+  write_test_image(scratch() / "src.png", img);
+  clf::write_image_file((scratch() / "src.tif").string(), img,
+                        OIIO::ImageSpec(48, 40, 3, OIIO::TypeDesc::UINT8));
+  for (const char* in : {"src.png", "src.tif"})
+    for (const char* ext : {"png", "tif", "exr", "jpg", "bmp", "tga", "pnm", "dpx", "webp"}) {
+      const std::string out = std::string("back_") + in[4] + "." + ext;
+      Result r = clfilter(std::string(in) + " " + out + " -f box:radius=0 -q");
+      INFO(in << " -> " << out << ": " << r.err);
+      REQUIRE(r.code == 0);
+      const clf::ImageFile back = clf::read_image_file((scratch() / out).string());
+      CHECK(back.image.width() == 48);
+      CHECK(back.image.height() == 40);
+    }
+}
+
+TEST_CASE("JPEG quality: the input's own by default, --quality on both paths; --compression") {
+  const clf::Image img = test::random_image(64, 48, 3, clf::PixelType::u8, 13);
+  auto write_jpeg = [&](const char* name, int quality) {
+    OIIO::ImageSpec spec(64, 48, 3, OIIO::TypeDesc::UINT8);
+    spec.attribute("Compression", "jpeg:" + std::to_string(quality));
+    clf::write_image_file((scratch() / name).string(), img, spec);
+  };
+  write_jpeg("q50.jpg", 50);
+  write_jpeg("q90.jpg", 90);
+  CHECK(clf::estimated_jpeg_quality((scratch() / "q50.jpg").string()) == 50);
+  CHECK(clf::estimated_jpeg_quality((scratch() / "q90.jpg").string()) == 90);
+  write_test_image(scratch() / "q_src.png", img);
+  CHECK(clf::estimated_jpeg_quality((scratch() / "q_src.png").string()) == 0);
+  // The output's tables are the quality asked for: the input's, or --quality, on both paths.
+  for (const std::string io : {"", " --io oiio"}) {
+    INFO("io:" << io);
+    REQUIRE(clfilter("q50.jpg out50.jpg -f box -q" + io).code == 0);
+    CHECK(clf::estimated_jpeg_quality((scratch() / "out50.jpg").string()) == 50);
+    REQUIRE(clfilter("q50.jpg out75.jpg -f box -q --quality 75" + io).code == 0);
+    CHECK(clf::estimated_jpeg_quality((scratch() / "out75.jpg").string()) == 75);
+  }
+  // Both paths give the same pixels at the input's quality.
+  REQUIRE(clfilter("q90.jpg direct.jpg -f box -q").code == 0);
+  REQUIRE(clfilter("q90.jpg oiio.jpg -f box -q --io oiio").code == 0);
+  CHECK(test::identical(clf::read_image_file((scratch() / "direct.jpg").string()).image,
+                        clf::read_image_file((scratch() / "oiio.jpg").string()).image));
+  Result r = clfilter("q50.jpg bad.jpg -f box --quality 0");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("--quality"));
+  REQUIRE(clfilter("q_src.png lzw.tif -f box -q --compression lzw").code == 0);
+  auto tif = OIIO::ImageInput::open((scratch() / "lzw.tif").string());
+  REQUIRE(tif);
+  CHECK(tif->spec().get_string_attribute("compression") == "lzw");
 }
 
 TEST_CASE("the report names the type and channels written; dropped alpha and CMYK are named") {
