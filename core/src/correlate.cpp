@@ -148,6 +148,13 @@ void KernelWeights::pass(KernelArgs& args) const {
 }
 
 namespace {
+// True when the taps have both signs (a derivative), so partial sums along them cancel.
+bool cancels(const std::vector<float>& taps) {
+  bool positive = false, negative = false;
+  for (float t : taps) positive |= t > 0, negative |= t < 0;
+  return positive && negative;
+}
+
 double abs_sum(const std::vector<float>& weights) {
   double sum = 0;
   for (float w : weights) sum += std::abs(double(w));
@@ -343,6 +350,13 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
   if (two_pass_) {
     passes_.emplace_back(device, rx, 0, kx, 0.f, name + "_row");
     passes_.emplace_back(device, 0, ry_, ky, delta, name + "_col");
+  } else if (cancels(ky) && !cancels(kx)) {
+    // A derivative along y (Sobel dy): the outer product, summed a row at a time, adds a row's
+    // same-signed products past 2^24 before the opposite rows cancel them (u16, 7x7: 12 levels
+    // off). The column pass first keeps every partial sum as small as dx's are along x.
+    columns_first_ = true;
+    passes_.emplace_back(device, 0, ry_, ky, 0.f, name + "_col");
+    passes_.emplace_back(device, rx, 0, kx, delta, name + "_row");
   } else {
     std::vector<float> outer;
     for (float y : ky)
@@ -409,6 +423,18 @@ void SeparableCorrelation::enqueue(const Stage& stage, const Plane& src, const P
     stage.launch(kernel, global, t.local(), name_.c_str());
     return;
   }
+  if (columns_first_) {  // the column pass over the columns the row pass reads, then the row pass
+    const int wide = plane_margin(rx_);  // a float4 multiple: vector loads keep their alignment
+    Plane src_cols = src, temp_cols = stage.temp(0);
+    for (Plane* p : {&src_cols, &temp_cols}) {
+      p->origin -= wide;
+      p->width = dst.width + 2 * wide;
+      p->rows = dst.rows;
+    }
+    passes_[0].enqueue(stage, src_cols, temp_cols);
+    passes_[1].enqueue(stage, plane_rows(stage.temp(0), 0, dst.rows), dst);
+    return;
+  }
   if (!two_pass_) {
     passes_[0].enqueue(stage, src, dst);
     return;
@@ -454,6 +480,7 @@ std::string SeparableCorrelation::describe() const {
     return "separable single pass, " + one_pass_tiling_.describe() +
            (any_radius_ ? ", radii as arguments" : "") +
            (one_pass_wx_.by_value() ? ", weights by value" : "");
+  if (columns_first_) return "separable 2-pass, columns first, " + passes_[0].describe();
   return (two_pass_ ? "separable 2-pass, " : "single pass, ") + passes_[0].describe();
 }
 

@@ -121,11 +121,12 @@ class SeparableCorrelation {
   // halo(); uses the stage's temp(0) when two_pass (never src or dst, which must differ).
   void enqueue(const Stage& stage, const Plane& src, const Plane& dst) const;
   Halo halo() const { return {rx_, ry_}; }
-  int temp_planes() const { return two_pass_ ? 1 : 0; }
+  int temp_planes() const { return two_pass_ || columns_first_ ? 1 : 0; }
   std::string describe() const;
 
  private:
   bool two_pass_;
+  bool columns_first_ = false;  // a small kernel with a derivative along y: column pass, then row
   int rx_, ry_;
   std::vector<Correlation> passes_;
   // Single pass over a two-pass-sized kernel (Tuning::separable_rows, or separable_variant
