@@ -7,6 +7,7 @@
 #include <atomic>
 #include <thread>
 
+#include "clf/correlate.hpp"
 #include "support.hpp"
 #include "testing.hpp"
 
@@ -35,6 +36,53 @@ size_t rss_kib() {
 }
 
 }  // namespace
+
+namespace {
+// A filter that copies its input (a 1x1 correlation) and counts its enqueues; the first one may
+// set a cancel flag, as a signal arriving while a strip's filters run would.
+class Counted : public clf::Filter {
+ public:
+  Counted(clf::Device& device, int& count, std::atomic<bool>* cancel)
+      : count_(count), cancel_(cancel), pass_(device, 0, 0, {1.f}, 0.f, "counted") {}
+  clf::Halo halo() const override { return {}; }
+  clf::Border border() const override { return {}; }
+  void enqueue(clf::Stage& stage) override {
+    ++count_;
+    if (cancel_) cancel_->store(true);
+    pass_.enqueue(stage, stage.input(), stage.output());
+  }
+  std::string describe() const override { return "counted"; }
+
+ private:
+  int& count_;
+  std::atomic<bool>* cancel_;
+  clf::Correlation pass_;
+};
+}  // namespace
+
+TEST_CASE("a cancel while a strip's filters run stops before the next filter on CPU devices") {
+  auto device = test::device();
+  std::atomic<bool> cancel{false};
+  int first = 0, later = 0;
+  clf::Pipeline p(device);
+  p.add(std::make_unique<Counted>(*device, first, &cancel));
+  for (int i = 0; i < 3; ++i) p.add(std::make_unique<Counted>(*device, later, nullptr));
+  const clf::Image in = test::random_image(64, 64, 1, clf::PixelType::f32, 3);
+  clf::Image out;
+  clf::RunOptions options;
+  options.cancel = &cancel;
+  options.strip_rows = 64;  // one strip: only a check between filters can stop it early
+  // GPUs run a strip's filters back to back (a wait would idle them): there the strip completes
+  // and a cancel is seen at the next strip, which this one-strip run does not have.
+  if (device->info().is_cpu) {
+    CHECK_THROWS_WITH(p.run(in, out, options), Catch::Matchers::Contains("after filter 1 of 4"));
+    CHECK(later == 0);
+  } else {
+    p.run(in, out, options);
+    CHECK(later == 3);
+  }
+  CHECK(first == 1);
+}
 
 TEST_CASE("a pipeline with no filters is refused, as in Python, for images and row streams") {
   clf::Pipeline empty(test::device());

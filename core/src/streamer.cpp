@@ -132,6 +132,7 @@ class Run {
   void enqueue_upload(StripCommands& strip, Slot& slot);
   void enqueue_unpack(StripCommands& strip, Slot& slot);
   void enqueue_stage(int s, StripCommands& strip, Slot& slot);
+  void wait_for_stage(int index, int s);
   void enqueue_pack(StripCommands& strip, Slot& slot);
   void enqueue_landing(StripCommands& strip, Slot& slot, cl::Event& downloaded);
   Plane plane(int s, const DeviceBuffer& buffer, Range own) const;  // stage s's input planes
@@ -394,6 +395,53 @@ void Run::enqueue_stage(int s, StripCommands& strip, Slot& slot) {
   chain_[size_t(s)]->enqueue(stage);
 }
 
+// A cancel between a strip's filters: on CPU devices, where one filter of a long chain can take
+// seconds and a wait costs the device nothing, the next filter is enqueued only once this one has
+// run, and a cancel set meanwhile ends the run there (the queued work is finished by the
+// scheduler). GPUs run a strip's filters back to back: waiting would leave them idle, and a strip
+// takes milliseconds, so a cancel is seen at the next strip.
+namespace {
+// Set by an OpenCL event callback (on the runtime's thread) when the event completes; the waiter
+// wakes at once. Shared: a waiter that gives up (cancelled) may go before the callback runs.
+struct Completion {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool done = false;
+};
+void CL_CALLBACK on_complete(cl_event, cl_int, void* user) {
+  auto* completion = static_cast<std::shared_ptr<Completion>*>(user);
+  {
+    std::lock_guard<std::mutex> lock((*completion)->mutex);
+    (*completion)->done = true;
+  }
+  (*completion)->cv.notify_all();
+  delete completion;
+}
+}  // namespace
+
+void Run::wait_for_stage(int index, int s) {
+  if (!options_.cancel || !device_.info().is_cpu) return;
+  cl::Event marker;
+  cl_check(queues_[1].enqueueMarkerWithWaitList(nullptr, &marker), "clEnqueueMarkerWithWaitList",
+           "filter boundary");
+  auto completion = std::make_shared<Completion>();
+  auto* for_callback = new std::shared_ptr<Completion>(completion);
+  const cl_int set = marker.setCallback(CL_COMPLETE, on_complete, for_callback);
+  if (set != CL_SUCCESS) delete for_callback;
+  cl_check(set, "clSetEventCallback", "filter boundary");
+  cl_check(queues_[1].flush(), "clFlush", "filter boundary");
+  std::unique_lock<std::mutex> lock(completion->mutex);
+  for (bool done = false; !done;) {
+    done = completion->cv.wait_for(lock, std::chrono::milliseconds(5),
+                                   [&] { return completion->done; });
+    if (options_.cancel->load())
+      throw Error(ErrorKind::cancelled, "interrupted in strip " + std::to_string(index + 1) +
+                                            " of " + std::to_string(plan_.strips()) +
+                                            ", after filter " + std::to_string(s + 1) + " of " +
+                                            std::to_string(plan_.stages()));
+  }
+}
+
 void Run::enqueue_pack(StripCommands& strip, Slot& slot) {
   // The final planes into native pixels (unless they are the output image already); the strip's
   // last kernel, whose event orders the download. Unprofiled, with a filter's kernel last: a
@@ -479,7 +527,10 @@ Landing Run::issue_strip(int index) {
                     options_.profile ? &strip.span_begins : nullptr);
   enqueue_upload(strip, *job.slot);
   enqueue_unpack(strip, *job.slot);
-  for (int s = 0; s < plan_.stages(); ++s) enqueue_stage(s, strip, *job.slot);
+  for (int s = 0; s < plan_.stages(); ++s) {
+    enqueue_stage(s, strip, *job.slot);
+    if (s + 1 < plan_.stages()) wait_for_stage(index, s);
+  }
   enqueue_pack(strip, *job.slot);
   enqueue_landing(strip, *job.slot, job.downloaded);
   enqueue_us_ += std::chrono::duration<double, std::micro>(Clock::now() - start).count();

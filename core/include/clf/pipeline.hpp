@@ -35,7 +35,8 @@ struct RunOptions {
   uint64_t device_halo_copy_bytes = 256 << 10;
   // Called after strips land, always on the thread that called run(), with done rising to total.
   std::function<void(int done, int total)> progress;
-  const std::atomic<bool>* cancel = nullptr;  // set -> stop at the next strip, Error(cancelled)
+  // set -> stop at the next strip (CPU devices: at the next filter), Error(cancelled)
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // Thread safety: a Pipeline may be shared by threads; its runs (and add) are serialised. Pipelines
