@@ -71,7 +71,7 @@ std::string clean(const std::string& message) {
 // The temporary file as OpenImageIO's writers see it: every write is checked here, so a writer
 // that ignores a failed write (the PNG writer does) cannot hide a full disk. A failed write is
 // reported to the writer as done, so no writer takes its own error path (libjpeg's calls exit());
-// the sink checks error() after each call and stops.
+// the sink checks failure() after each call and stops.
 class CheckedFile final : public OIIO::Filesystem::IOProxy {
  public:
   explicit CheckedFile(const std::string& path) : IOProxy(path, Write) {
@@ -413,8 +413,9 @@ void FileRowSink::check_file() {
   if (file_ && !file_->failure().empty()) fail(file_->failure());
 }
 
-// Writers without an IOProxy write the file themselves, unchecked: the file is read back whole
-// before it may replace anything.
+// Writers without IOProxy support (SGI, ICO, RLA, FITS, HEIF: whole-image formats, so reading
+// one back costs no more memory than writing it) write the file themselves, unchecked: it is read
+// back whole before it may replace anything.
 void FileRowSink::verify_unproxied() {
   auto in = OIIO::ImageInput::open(tmp_.temp().string());
   std::vector<float> pixels(in ? size_t(in->spec().image_pixels()) * size_t(in->spec().nchannels)
