@@ -819,12 +819,14 @@ bool mixes_wrap(const std::vector<StageShape>& stages) {
 }
 
 // Names RunOptions' fields, not a program's flags: the library is called from C++ and Python too.
-Error over_budget(const StripPlan& plan, int slots, uint64_t room, bool mixed_wrap) {
+Error over_budget(const StripPlan& plan, int slots, uint64_t budget, uint64_t room,
+                  bool mixed_wrap) {
   const std::string why = plan.indexable() ? "" : " (a strip buffer passes 2^31 floats)";
+  const std::string left = room == budget ? "" : ", " + readable_bytes(room) + " of it left";
   return Error(ErrorKind::device,
                std::to_string(slots) + " strips of " + std::to_string(plan.strip_rows()) +
                    " rows need " + readable_bytes(uint64_t(slots) * plan.slot_bytes()) +
-                   " of device memory, over the budget of " + readable_bytes(room) + why +
+                   " of device memory, over the budget of " + readable_bytes(budget) + left + why +
                    "; raise the budget (max_device_memory) or lower the strips in flight (slots)" +
                    (mixed_wrap ? "; a chain mixing wrap with other vertical borders needs the "
                                  "whole image on the device"
@@ -926,7 +928,8 @@ RunStats stream(const std::vector<Lane>& lanes, const Endpoints& ends, const Run
         *std::min_element(rooms.begin(), rooms.end(),
                           [](const Room& a, const Room& b) { return a.left() < b.left(); });
     if (!fits(plan, choice.slots))
-      throw over_budget(plan, choice.slots, tightest.left(), !cyclic && mixes_wrap(stages));
+      throw over_budget(plan, choice.slots, tightest.budget, tightest.left(),
+                        !cyclic && mixes_wrap(stages));
     for (const Lane& lane : lanes) lane.device->reset_peak();
     stats.strips = plan.strips();
     stats.strip_rows = plan.strip_rows();
