@@ -48,18 +48,31 @@ inline CliResult clfilter(const std::string& args, const std::string& env = "") 
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
 }
 
-// Starts `clfilter ARGS...` in scratch() with stdout and stderr to `log`, and returns its pid. The
-// child blocks SIGINT and SIGTERM before exec, as the signal mask survives exec: a signal sent
-// while the binary is still being loaded waits for clfilter to take it, instead of ending the
-// process before its first line runs. So a test may signal it at any time, on any machine load.
-inline pid_t spawn_clfilter(const std::vector<std::string>& args, const std::filesystem::path& log) {
+// How the child starts: by default it blocks SIGINT, SIGTERM and SIGHUP before exec, as the signal
+// mask survives exec: a signal sent while the binary is still being loaded waits for clfilter to
+// take it, instead of ending the process before its first line runs, so a test may signal it at
+// any time, on any machine load. `unblocked` leaves them as a shell leaves them (the window before
+// main is then open); `ignored` starts it with that signal ignored, as nohup starts a job.
+struct Spawn {
+  bool unblocked = false;
+  int ignored = 0;
+};
+
+// Starts `clfilter ARGS...` in scratch() with stdout and stderr to `log`, and returns its pid.
+inline pid_t spawn_clfilter(const std::vector<std::string>& args, const std::filesystem::path& log,
+                            Spawn how = {}) {
   const pid_t pid = ::fork();
   if (pid != 0) return pid;
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
   ::sigprocmask(SIG_BLOCK, &set, nullptr);
+  // The test runner's own handlers (Catch2 takes SIGINT and SIGTERM) must not run in the child
+  // before exec: the dispositions a shell would give, then the mask asked for.
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, sig == how.ignored ? SIG_IGN : SIG_DFL);
+  if (how.unblocked) ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
   if (::chdir(scratch().c_str()) != 0) ::_exit(126);
   if (!std::freopen(log.c_str(), "w", stderr) || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) ::_exit(126);
   std::vector<char*> argv{const_cast<char*>("clfilter")};
@@ -74,6 +87,18 @@ inline int wait_exit(pid_t pid) {
   int status = 0;
   ::waitpid(pid, &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? -WTERMSIG(status) : -1000;
+}
+
+// Waits until `log` holds `text` (the child has reached that point) or the child has exited;
+// true in the first case. No clock: the test waits for an event, whatever the machine's load.
+inline bool wait_for_log(pid_t pid, const std::filesystem::path& log, const std::string& text) {
+  for (;;) {
+    if (slurp(log).find(text) != std::string::npos) return true;
+    siginfo_t info{};  // exited? (WNOWAIT: left for wait_exit to reap)
+    if (::waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid)
+      return slurp(log).find(text) != std::string::npos;
+    ::usleep(2000);
+  }
 }
 
 // True while no ".clfilter-*" temporary output file is left in scratch().
