@@ -214,6 +214,49 @@ TEST_CASE("a cancelled run stops with a cancelled error") {
   }
 }
 
+TEST_CASE("a cancel set mid-run stops at the next strip; a progress callback that throws ends the run") {
+  const clf::Image in = test::random_image(64, 256, 1, clf::PixelType::f32, 2);
+  auto device = test::device();
+  clf::Pipeline p(device);
+  p.add(test::registry(), "box:radius=2");
+  std::atomic<bool> cancel{false};
+  int reported = 0, total = 0;
+  clf::RunOptions o;
+  o.cancel = &cancel;
+  o.strip_rows = 8;  // 32 strips; the cancel comes with the first one landed
+  o.progress = [&](int done, int all) {
+    reported = done;
+    total = all;
+    cancel = true;
+  };
+  clf::Image out;
+  try {
+    p.run(in, out, o);
+    FAIL("expected cancellation");
+  } catch (const clf::Error& e) {
+    CHECK(e.kind() == clf::ErrorKind::cancelled);
+  }
+  CHECK(total == 32);
+  CHECK(reported < total);  // stopped within the strips in flight, not after the last
+
+  // A callback that throws: the run ends with its exception, and the pipeline runs again.
+  o.cancel = nullptr;
+  int calls = 0;
+  o.progress = [&](int, int) {  // `done` rises, but not by one each call: throw on the first
+    ++calls;
+    throw std::runtime_error("progress display went away");
+  };
+  CHECK_THROWS_WITH(p.run(in, out, o), Catch::Matchers::Contains("progress display went away"));
+  CHECK(calls == 1);
+  o.progress = nullptr;
+  p.run(in, out, o);
+  clf::Image whole;
+  clf::RunOptions one;
+  one.strip_rows = 256;
+  p.run(in, whole, one);
+  CHECK(test::identical(out, whole));
+}
+
 TEST_CASE("pinned images stream straight from and to their memory with the same result") {
   const clf::Image heap = test::random_image(301, 97, 3, clf::PixelType::u16, 12);
   clf::Image pinned_in = test::device()->pinned_image(301, 97, 3, clf::PixelType::u16);
