@@ -8,6 +8,12 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
 "$root/scripts/check-style.sh"
+# Suites that vanish when a package is missing (pybind11: python; OpenImageIO: cli, hostile) must
+# be there: a suite that did not run is a failure, not a pass.
+for suite in python cli hostile; do
+  (cd "$root/build" && ctest -N) | grep -qE "Test +#[0-9]+: $suite\$" ||
+    { echo "test.sh: no '$suite' tests in this build (see scripts/setup.sh's packages)" >&2; exit 1; }
+done
 (cd "$root/build" && ctest --output-on-failure -j"$(nproc)")
 if [ "${CLF_SKIP_FUZZ:-0}" != 1 ]; then
   "$root/scripts/fuzz.sh"
