@@ -127,6 +127,26 @@ TEST_CASE("help, version and listings teach and exit 0") {
   CHECK_THAT(devices.out, Contains(clf::list_devices()[0].name));
 }
 
+TEST_CASE("OpenImageIO is loaded only by jobs that need it, as the dynamic loader reports") {
+  // Evidence from outside clfilter: glibc's loader lists every library it opens (LD_DEBUG=files),
+  // whatever clfilter itself says about it.
+  auto opens_oiio = [](const std::string& args) {
+    Result r = clfilter(args, "LD_DEBUG=files");
+    INFO(args << ": exit " << r.code);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.err, Contains("file=libclfilter"));  // the loader's log is there at all
+    return r.err.find("file=libOpenImageIO") != std::string::npos;
+  };
+  CHECK_FALSE(opens_oiio("--help"));
+  CHECK_FALSE(opens_oiio("--version"));
+  CHECK_FALSE(opens_oiio("--list-filters"));
+  CHECK_FALSE(opens_oiio("--list-devices"));
+  write_test_image(scratch() / "lazy.png", test::random_image(32, 24, 3, clf::PixelType::u8, 4));
+  REQUIRE(clfilter("lazy.png lazy.jpg -f box -q").code == 0);
+  CHECK_FALSE(opens_oiio("lazy.jpg lazy_out.jpg -f box -q"));  // JPEG to JPEG: libjpeg-turbo alone
+  CHECK(opens_oiio("lazy.png lazy_out.png -f box -q"));
+}
+
 TEST_CASE("bad input gets a clear error, a non-zero exit and no output file") {
   write_test_image(scratch() / "ok.png", test::random_image(8, 8, 1, clf::PixelType::u8));
   write_test_image(scratch() / "wide.png", test::random_image(2000, 8, 1, clf::PixelType::u8));

@@ -104,6 +104,48 @@ TEST_CASE(
   test::check_matches(test::run_chain({chain[0], "convolve:kernel=1"}, in, {}), want, l1);
 }
 
+TEST_CASE("the fast Gaussian's strips equal its whole image at sigma 9, 20 and 40, any strip height") {
+  // The multirate grid is anchored at image row 0: a strip of 1, 7 or 13 rows starts off it.
+  const clf::Image in = test::random_image(61, 97, 1, clf::PixelType::f32, 22);
+  for (const char* spec : {"gaussian:sigma=9,method=fast", "gaussian:sigma=20,method=fast,border=reflect",
+                           "gaussian:sigma=40,method=fast,border=wrap"}) {
+    const clf::Image expect = whole({spec}, in);
+    for (int rows : {1, 7, 13}) {
+      clf::RunOptions o;
+      o.strip_rows = rows;
+      INFO(spec << ", strip rows " << rows);
+      REQUIRE(test::identical(test::run_chain({spec}, in, o), expect));
+    }
+  }
+}
+
+TEST_CASE("the largest parameters run end to end: sigma 128, box radius 512, a 63x63 kernel") {
+  const clf::Image in = test::random_image(70, 45, 1, clf::PixelType::f32, 23);
+  const auto image = test::to_ref(in);
+  const auto border = ref::Border::reflect101;
+  // Separable references as two 1-D passes (a 1025x1025 outer product would take minutes).
+  auto separable = [&](const std::vector<double>& taps) {
+    const int n = int(taps.size());
+    return ref::correlate(ref::correlate(image, taps, n, 1, border), taps, 1, n, border);
+  };
+  const auto g = ref::gaussian_1d(128, 512);  // OpenCV's radius for sigma 128: (8 sigma + 1) / 2
+  test::check_matches(test::run_chain({"gaussian:sigma=128"}, in), separable(g));
+  test::check_matches(test::run_chain({"box:radius=512"}, in),
+                      separable(std::vector<double>(1025, 1.0 / 1025)));
+  std::string matrix;
+  std::vector<double> k(63 * 63);
+  for (size_t i = 0; i < k.size(); ++i) {
+    k[i] = std::sin(0.37 * double(i)) / 63;
+    matrix += (i % 63 ? "," : (i ? ";" : "")) + std::to_string(k[i]);
+  }
+  std::vector<double> parsed;  // the values as the spec states them (to_string's 6 decimals)
+  for (double v : k) parsed.push_back(std::stod(std::to_string(v)));
+  double l1 = 0;
+  for (double v : parsed) l1 += std::abs(v);
+  test::check_matches(test::run_chain({"convolve:kernel=" + matrix}, in),
+                      ref::correlate(image, parsed, 63, 63, border), l1);
+}
+
 TEST_CASE("one queue and three queues give identical output") {
   const clf::Image in = test::random_image(120, 90, 1, clf::PixelType::u8, 4);
   clf::RunOptions one, three;
