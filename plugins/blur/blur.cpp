@@ -20,7 +20,10 @@ constexpr int max_radius = 512;
 // ------------------------------------------------------------------------------------
 std::vector<ParamSpec> gaussian_params() {
   return with_border_params({
-      ParamSpec::number("sigma", "standard deviation in pixels, both axes")
+      ParamSpec::number("sigma",
+                        "standard deviation in pixels, both axes (every pixel type follows "
+                        "OpenCV's float rule: its u8 path, a 6-sigma fixed-point kernel, is a "
+                        "level apart in a few percent of pixels)")
           .fallback("1")
           .above(0)
           .at_most(128),

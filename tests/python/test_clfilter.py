@@ -382,3 +382,16 @@ def test_sobel_on_u16_is_exact_along_both_axes(ksize):
                              borderType=cv2.BORDER_REFLECT_101)
             np.testing.assert_array_equal(got, np.clip(np.rint(want), 0, 65535).astype(np.uint16),
                                           err_msg="mode=%s ksize=%d" % (mode, ksize))
+
+
+def test_u8_gaussian_follows_the_float_rule_a_level_from_opencvs_u8_path():
+    # README and --list-filters: every type follows OpenCV's float rule; cv2's own u8 GaussianBlur
+    # (a 6-sigma fixed-point kernel) is at most a level away.
+    for photo in photographs().values():
+        for sigma in (1, 2, 3):
+            got = clfilter.filter(photo, "gaussian:sigma=%d" % sigma)
+            float_rule = cv2.GaussianBlur(photo.astype(np.float32), (0, 0), sigma,
+                                          borderType=cv2.BORDER_REFLECT_101)
+            assert_stored(got, float_rule.astype(np.float64), np.uint8, 1, "sigma %d" % sigma)
+            u8_path = cv2.GaussianBlur(photo, (0, 0), sigma, borderType=cv2.BORDER_REFLECT_101)
+            assert np.abs(got.astype(int) - u8_path.astype(int)).max() <= 1
