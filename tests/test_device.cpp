@@ -48,7 +48,7 @@ TEST_CASE("a kernel that fails to build reports the build log") {
   }
 }
 
-TEST_CASE("programs are cached in memory and on disk") {
+TEST_CASE("programs are cached in memory and on disk", "[layout]") {
   // Unique per process, so that a cache left by an earlier run cannot answer for this one.
   const std::string source = "__kernel void cached_probe(__global float* p) { p[get_global_id(0)] += " +
                              std::to_string(::getpid()) + ".0f; }";

@@ -317,7 +317,7 @@ TEST_CASE("taps of weight 0 are left out, as OpenCV's filter2D leaves them out")
     }
 }
 
-TEST_CASE("a rank-1 matrix takes the separable path, a full-rank one does not") {
+TEST_CASE("a rank-1 matrix takes the separable path, a full-rank one does not", "[layout]") {
   clf::Pipeline rank1(test::device()), full(test::device());
   rank1.add(test::registry(), "convolve:kernel=1,2,1;2,4,2;1,2,1");
   full.add(test::registry(), "convolve:kernel=1,2,1;2,4,2;1,2,2");
@@ -357,7 +357,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("blocked 2-D windows take the tuning's rows per work-item by their row radius") {
+TEST_CASE("blocked 2-D windows take the tuning's rows per work-item by their row radius", "[layout]") {
   // GPUs' table has bands (6 rows at radius 3 and 4, 4 from 5, 8 from 9); this one has a band
   // too, and every block height leaves a partial last block on 37 rows.
   test::VariantScope scope(clf::Variant::direct, 4);
@@ -381,7 +381,7 @@ TEST_CASE("blocked 2-D windows take the tuning's rows per work-item by their row
   }
 }
 
-TEST_CASE("past the tuning's radius, one vector program serves every radius and matches") {
+TEST_CASE("past the tuning's radius, one vector program serves every radius and matches", "[layout]") {
   // CPUs' tuning: radii past 12 are kernel arguments. Two sigmas of different radii after a
   // first one build no program of their own, and each matches the reference.
   test::VariantScope scope(clf::Variant::direct, 16);
@@ -432,7 +432,7 @@ TEST_CASE("kernels past the constant-memory and local-memory limits still run") 
 }
 
 TEST_CASE(
-    "the tiled single pass with radii as arguments: one program, the literal program's bits") {
+    "the tiled single pass with radii as arguments: one program, the literal program's bits", "[layout]") {
   const clf::Image in = test::random_image(70, 45, 2, clf::PixelType::f32, 31);
   test::VariantScope tiled(clf::Variant::tiled);
   auto run = [&](const std::string& spec, int arg_above, std::string* how = nullptr) {
@@ -540,7 +540,7 @@ TEST_CASE("weights passed by value give the bits of weights in a buffer, on ever
   }
 }
 
-TEST_CASE("separable kernels run in one pass where the tuning says so, else in two") {
+TEST_CASE("separable kernels run in one pass where the tuning says so, else in two", "[layout]") {
   auto describe = [](const std::string& spec) {
     clf::Pipeline p(test::device());
     p.add(test::registry(), spec);
@@ -665,7 +665,7 @@ TEST_CASE("the FFT path matches the reference: every border, type, channel count
   }
 }
 
-TEST_CASE("one FFT filter serves images of several widths; one program per block size") {
+TEST_CASE("one FFT filter serves images of several widths; one program per block size", "[layout]") {
   std::vector<double> k;
   const std::string kernel = test::full_rank_kernel(5, 5, k);
   clf::Pipeline p(test::device());
@@ -686,7 +686,7 @@ TEST_CASE("one FFT filter serves images of several widths; one program per block
   CHECK(test::device()->programs_built() == built);
 }
 
-TEST_CASE("the cost model picks FFT for large windows by the device's tuning, and -v says so") {
+TEST_CASE("the cost model picks FFT for large windows by the device's tuning, and -v says so", "[layout]") {
   const test::TuningScope restore;
   const clf::Tuning saved = restore.saved;
   std::vector<double> k;

@@ -331,7 +331,7 @@ TEST_CASE("pinned images stream straight from and to their memory with the same 
 }
 
 TEST_CASE(
-    "rows shared by neighbouring strips cross the bus once: the unpack reads them on the device") {
+    "rows shared by neighbouring strips cross the bus once: the unpack reads them on the device", "[layout]") {
   const clf::Image in = test::random_image(64, 100, 2, clf::PixelType::u8, 21);
   const clf::Image expect = test::run_chain({"gaussian:sigma=3"}, in);  // radius 12
   for (int rows : {5, 8, 30}) {

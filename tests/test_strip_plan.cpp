@@ -97,7 +97,7 @@ TEST_CASE("a wrap border is reachable only when one strip is the whole image") {
   CHECK(choose_strips({stage(1, 1, clf::BorderMode::wrap)}, image, false, false, true, 3, 3, all).rows == 50);
 }
 
-TEST_CASE("the strip height: the caller's, else 4 MiB per strip, the largest that fits") {
+TEST_CASE("the strip height: the caller's, else 4 MiB per strip, the largest that fits", "[layout]") {
   const clf::ImageShape big{4096, 4096, 1, clf::PixelType::u8};
   auto all = [](const StripPlan&, int) { return true; };
   CHECK(choose_strips({stage(1, 1)}, big, false, false, true, 100, 3, all).rows == 100);
