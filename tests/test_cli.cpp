@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "cli_support.hpp"
 #include "image_io.hpp"
@@ -575,6 +576,46 @@ TEST_CASE("what the output cannot keep is warned about by name; other pixel type
   auto back = OIIO::ImageInput::open((scratch() / "u32_out.tif").string());
   REQUIRE(back);
   CHECK(back->spec().format == OIIO::TypeDesc::UINT32);
+  // The values too: 123456789 is not a float (the nearest is 123456792), so an identity filter
+  // writes float's nearest value back in the file's own type. int32 and double likewise, with
+  // values float holds exactly coming back exact.
+  REQUIRE(clfilter("u32.tif u32_id.tif -f box:radius=0 -q").code == 0);
+  auto identity = OIIO::ImageInput::open((scratch() / "u32_id.tif").string());
+  REQUIRE(identity);
+  std::vector<uint32_t> u32_back(16 * 8);
+  REQUIRE(identity->read_image(0, 0, 0, 1, OIIO::TypeDesc::UINT32, u32_back.data()));
+  for (uint32_t v : u32_back) REQUIRE(v == uint32_t(float(123456789u)));
+  {
+    std::vector<int32_t> ints(16 * 8);
+    std::vector<double> doubles(16 * 8);
+    for (size_t i = 0; i < ints.size(); ++i) {
+      ints[i] = int32_t(i * 7919 % 2000000) - 1000000;  // within float's exact integers
+      doubles[i] = double(i) / 8 - 3.25;                 // exact in float
+    }
+    for (const auto& [name, type, data] :
+         {std::tuple{"i32.tif", OIIO::TypeDesc::INT32, static_cast<const void*>(ints.data())},
+          std::tuple{"f64.tif", OIIO::TypeDesc::DOUBLE, static_cast<const void*>(doubles.data())}}) {
+      auto out = OIIO::ImageOutput::create((scratch() / name).string());
+      REQUIRE(out->open((scratch() / name).string(), OIIO::ImageSpec(16, 8, 1, type)));
+      REQUIRE(out->write_image(type, data));
+      REQUIRE(out->close());
+    }
+  }
+  for (const auto& [in, out, type] : {std::tuple{"i32.tif", "i32_out.tif", OIIO::TypeDesc::INT32},
+                                      std::tuple{"f64.tif", "f64_out.tif", OIIO::TypeDesc::DOUBLE}}) {
+    Result r = clfilter(std::string(in) + " " + out + " -f box:radius=0");
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.err, Contains("written back as"));
+    auto filtered = OIIO::ImageInput::open((scratch() / out).string());
+    REQUIRE(filtered);
+    CHECK(filtered->spec().format == type);
+    std::vector<double> got(16 * 8), want(16 * 8);
+    REQUIRE(filtered->read_image(0, 0, 0, 1, OIIO::TypeDesc::DOUBLE, got.data()));
+    auto original = OIIO::ImageInput::open((scratch() / in).string());
+    REQUIRE(original->read_image(0, 0, 0, 1, OIIO::TypeDesc::DOUBLE, want.data()));
+    CHECK(got == want);
+  }
 }
 
 TEST_CASE("streamed files equal the whole-image run, for every layout, chain, border and strip height") {
