@@ -70,6 +70,40 @@ TEST_CASE("clfilter keeps an EXR's half type, channel names and metadata through
   test::check_matches(out.image, want);
 }
 
+TEST_CASE("metadata survives PNG, TIFF and JPEG through OpenImageIO; mixed EXR channel types stay") {
+  const clf::Image img = test::random_image(40, 30, 3, clf::PixelType::u8, 14);
+  for (const char* name : {"meta.png", "meta.tif", "meta.jpg"}) {
+    OIIO::ImageSpec spec(40, 30, 3, OIIO::TypeDesc::UINT8);
+    spec.attribute("ImageDescription", "a test card");
+    spec.attribute("Artist", "clfilter tests");
+    clf::write_image_file((scratch() / name).string(), img, spec);
+    const std::string out = std::string("out_") + name;
+    Result r = clfilter(std::string(name) + " " + out + " -f box -q --io oiio");
+    INFO(name << ": " << r.err);
+    REQUIRE(r.code == 0);
+    const clf::ImageFile back = clf::read_image_file((scratch() / out).string());
+    CHECK(back.spec.get_string_attribute("ImageDescription") == "a test card");
+    CHECK(back.spec.get_string_attribute("Artist") == "clfilter tests");
+  }
+  // Per-channel formats: half colour, float depth, each written back in its own type.
+  clf::Image mixed = test::random_image(24, 16, 4, clf::PixelType::f32, 15);
+  OIIO::ImageSpec spec(24, 16, 4, OIIO::TypeDesc::FLOAT);
+  spec.channelnames = {"R", "G", "B", "Z"};
+  spec.channelformats = {OIIO::TypeDesc::HALF, OIIO::TypeDesc::HALF, OIIO::TypeDesc::HALF,
+                         OIIO::TypeDesc::FLOAT};
+  clf::write_image_file((scratch() / "mixed.exr").string(), mixed, spec);
+  Result r = clfilter("mixed.exr mixed_out.exr -f box");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("(24x16, 4 channels, f16/f32)"));
+  auto back = OIIO::ImageInput::open((scratch() / "mixed_out.exr").string());
+  REQUIRE(back);
+  REQUIRE(back->spec().channelformats.size() == 4);
+  CHECK(back->spec().channelformats[0] == OIIO::TypeDesc::HALF);
+  CHECK(back->spec().channelformats[3] == OIIO::TypeDesc::FLOAT);
+  CHECK(back->spec().channelnames == std::vector<std::string>{"R", "G", "B", "Z"});
+}
+
 TEST_CASE("clfilter f32 EXR with convolve matches within 1e-5") {
   const clf::Image in = test::random_image(33, 17, 1, clf::PixelType::f32, 6);
   OIIO::ImageSpec spec(33, 17, 1, OIIO::TypeDesc::FLOAT);
