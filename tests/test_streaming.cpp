@@ -405,6 +405,34 @@ class StrictRows final : public clf::RowSource, public clf::RowSink {
 };
 }  // namespace
 
+TEST_CASE("an allocation failure as the strips are made retries with smaller ones for a row source") {
+  // A file being decoded cannot rewind; the strip buffers are made before its first row is read,
+  // so a failure there retries as it does for an image in memory (EMBEDDING.md).
+  const clf::Image in = test::random_image(512, 512, 1, clf::PixelType::f32, 2);
+  const std::vector<std::string> chain = {"gaussian:sigma=1", "sobel"};
+  clf::Image out(512, 512, 1, clf::PixelType::f32);
+  StrictRows rows(in, out);
+  auto device = test::device();
+  clf::Pipeline p(device);
+  for (const auto& s : chain) p.add(test::registry(), s);
+  clf::RunOptions o;
+  o.strip_rows = 256;
+  clf::detail::DeviceTesting::set_alloc_limit(*device, device->bytes_in_use() + 2 * 1024 * 1024);
+  clf::RunStats stats;
+  try {
+    stats = p.run(rows, rows, o);
+  } catch (...) {
+    clf::detail::DeviceTesting::set_alloc_limit(*device, 0);
+    throw;
+  }
+  clf::detail::DeviceTesting::set_alloc_limit(*device, 0);
+  INFO(stats.summary() << rows.broken);
+  CHECK(rows.broken.empty());
+  CHECK(stats.retries >= 1);
+  CHECK(stats.strip_rows < 256);
+  CHECK(test::identical(out, whole(chain, in)));
+}
+
 TEST_CASE(
     "a row source and sink stream the bytes of a whole-image run, reading forward with a bounded "
     "window") {
