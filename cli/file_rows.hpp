@@ -35,6 +35,7 @@ class FileRowSource final : public RowSource {
     return std::make_unique<FileRowSource>(path_, cancel_);
   }
   const OIIO::ImageSpec& spec() const { return spec_; }
+  const std::string& path() const { return path_; }
   // What the output cannot keep, one sentence each naming the file (see ImageFile::warnings).
   const std::vector<std::string>& warnings() const { return warnings_; }
 

@@ -60,15 +60,13 @@ namespace {
 
 class Input final : public clf::InputFile {
  public:
-  Input(const std::string& path, const std::atomic<bool>* cancel)
-      : path(path), file(path, cancel) {}
+  Input(const std::string& path, const std::atomic<bool>* cancel) : file(path, cancel) {}
   clf::ImageShape shape() const override { return file.shape(); }
   void read(int begin, int end, std::byte* rows) override { file.read(begin, end, rows); }
   void discard_before(int row) override { file.discard_before(row); }
   std::unique_ptr<clf::RowSource> second_reader() const override { return file.second_reader(); }
   const std::vector<std::string>& warnings() const override { return file.warnings(); }
   void prefetch(int rows) override { file.prefetch(rows); }
-  std::string path;
   clf::FileRowSource file;
 };
 
@@ -79,10 +77,11 @@ OIIO::ImageSpec encoded_as(const std::string& path, const Input& like,
                            const clf::OutputOptions& options) {
   OIIO::ImageSpec spec = like.file.spec();
   if (!options.compression.empty()) spec.attribute("Compression", options.compression);
-  const int quality = options.quality ? options.quality : clf::estimated_jpeg_quality(like.path);
-  if (quality > 0 && clf::names_jpeg(path) && options.compression.empty())
-    spec.attribute("Compression", "jpeg:" + std::to_string(quality));
   if (options.quality > 0) spec.attribute("CompressionQuality", options.quality);
+  if (!clf::names_jpeg(path) || !options.compression.empty()) return spec;
+  const int quality =
+      options.quality ? options.quality : clf::estimated_jpeg_quality(like.file.path());
+  if (quality > 0) spec.attribute("Compression", "jpeg:" + std::to_string(quality));
   return spec;
 }
 

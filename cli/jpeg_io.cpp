@@ -120,8 +120,8 @@ int quality_of(const jpeg_decompress_struct& info) {
   for (int q = 1; q <= 100; ++q) {
     const long scale = q < 50 ? 5000 / q : 200 - 2 * q;  // libjpeg's jpeg_quality_scaling
     long error = 0;
-    for (int i = 0; i < DCTSIZE2;
-         ++i) {  // both in natural (row-major) order, as libjpeg keeps them
+    // Both tables in natural (row-major) order, as libjpeg keeps them.
+    for (int i = 0; i < DCTSIZE2; ++i) {
       const long want = std::clamp((long(standard[i]) * scale + 50) / 100, 1L, 255L);
       error += std::labs(want - long(table->quantval[i]));
     }
@@ -378,50 +378,44 @@ bool names_jpeg(const std::string& path) {
   return false;
 }
 
-int estimated_jpeg_quality(const std::string& path) {
+namespace {
+// `f` of the header of `path` when it is a JPEG (by content) whose header libjpeg reads, else
+// `otherwise`: a damaged file is the reader's to report, when it is opened as an input.
+template <class T, class F>
+T from_jpeg_header(const std::string& path, T otherwise, F&& f) {
   FilePtr file = open_file(path, "rb");
-  unsigned char magic[2] = {};
-  if (!file || std::fread(magic, 1, 2, file.get()) != 2 || magic[0] != 0xff || magic[1] != 0xd8)
-    return 0;
+  unsigned char magic[3] = {};
+  if (!file || std::fread(magic, 1, 3, file.get()) != 3 || magic[0] != 0xff || magic[1] != 0xd8 ||
+      magic[2] != 0xff)
+    return otherwise;
   std::rewind(file.get());
   Codec codec(path);
   Decompress jpeg(codec.errors());
-  int quality = 0;
   try {
     codec.guard([&] {
       jpeg_stdio_src(&jpeg.info, file.get());
       jpeg_read_header(&jpeg.info, TRUE);
     });
-    quality = quality_of(jpeg.info);
   } catch (const Error&) {
-    return 0;  // the reader reports a damaged file itself
+    return otherwise;
   }
-  return quality;
+  return f(jpeg.info);
+}
+}  // namespace
+
+int estimated_jpeg_quality(const std::string& path) {
+  return from_jpeg_header(path, 0,
+                          [](const jpeg_decompress_struct& info) { return quality_of(info); });
 }
 
 bool jpeg_direct(const std::string& in, const std::string& out) {
   if (!names_jpeg(out)) return false;
-  FilePtr file = open_file(in, "rb");
-  unsigned char magic[3] = {};
-  if (!file || std::fread(magic, 1, 3, file.get()) != 3 || magic[0] != 0xff || magic[1] != 0xd8 ||
-      magic[2] != 0xff)
-    return false;
-  std::rewind(file.get());
-  Codec codec(in);
-  Decompress jpeg(codec.errors());
-  jpeg_decompress_struct& info = jpeg.info;
-  try {
-    codec.guard([&] {
-      jpeg_stdio_src(&info, file.get());
-      jpeg_read_header(&info, TRUE);
-    });
-  } catch (const Error&) {
-    return false;  // the OpenImageIO path reports it
-  }
-  const J_COLOR_SPACE space = info.jpeg_color_space;
-  return info.data_precision == 8 &&
-         ((info.num_components == 1 && space == JCS_GRAYSCALE) ||
-          (info.num_components == 3 && (space == JCS_YCbCr || space == JCS_RGB)));
+  return from_jpeg_header(in, false, [](const jpeg_decompress_struct& info) {
+    const J_COLOR_SPACE space = info.jpeg_color_space;
+    return info.data_precision == 8 &&
+           ((info.num_components == 1 && space == JCS_GRAYSCALE) ||
+            (info.num_components == 3 && (space == JCS_YCbCr || space == JCS_RGB)));
+  });
 }
 
 const IoModule& jpeg_io() {

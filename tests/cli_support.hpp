@@ -48,6 +48,15 @@ inline CliResult clfilter(const std::string& args, const std::string& env = "") 
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
 }
 
+// A command prefix (for clfilter()'s `env`) that runs the binary as a user who is not root when
+// the tests run as root (nobody, through util-linux's setpriv): root reads and writes through any
+// permission, so refusals are only seen as another user. Empty when not root.
+inline std::string as_other_user() {
+  return ::geteuid() == 0
+             ? "setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent"
+             : "";
+}
+
 // How the child starts: by default it blocks SIGINT, SIGTERM and SIGHUP before exec, as the signal
 // mask survives exec: a signal sent while the binary is still being loaded waits for clfilter to
 // take it, instead of ending the process before its first line runs, so a test may signal it at

@@ -242,9 +242,7 @@ TEST_CASE("errors name the real cause once: corrupt PNG, unreadable input, --out
   fs::permissions(scratch(), fs::perms::all);
   fs::copy_file(scratch() / "whole.png", scratch() / "open" / "secret.png", fs::copy_options::overwrite_existing);
   fs::permissions(scratch() / "open" / "secret.png", fs::perms::none);
-  const std::string as_other =
-      ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent" : "";
-  r = clfilter("open/secret.png open/secret_out.png -f box", as_other);
+  r = clfilter("open/secret.png open/secret_out.png -f box", test::as_other_user());
   CHECK(r.code == 1);
   CHECK_THAT(r.err, Contains("cannot read 'open/secret.png': Permission denied"));
   fs::permissions(scratch() / "open" / "secret.png", fs::perms::owner_all);
@@ -288,9 +286,7 @@ TEST_CASE("a failed write leaves an existing output and the input untouched") {
                                         fs::perms::others_read | fs::perms::others_exec);
   fs::permissions(scratch(), fs::perms::all);
   fs::permissions(scratch() / "keep_in.png", fs::perms::all);
-  const std::string as_other =
-      ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent" : "";
-  Result r = clfilter("keep_in.png ro/old.png -f sobel", as_other);
+  Result r = clfilter("keep_in.png ro/old.png -f sobel", test::as_other_user());
   fs::permissions(scratch() / "ro", fs::perms::owner_all);
   CHECK(r.code == 1);
   CHECK_THAT(r.err, Contains("is not writable"));
@@ -356,10 +352,8 @@ TEST_CASE("an OUT this user may not write is refused as cp refuses it, and left 
   fs::permissions(scratch() / "shared" / "ro.png",
                   fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
   // Root may write any file: the refused user is then another one (nobody), through setpriv.
-  const std::string as_other =
-      ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent" : "";
   fs::permissions(scratch() / "w_in.png", fs::perms::all);
-  Result r = clfilter("w_in.png shared/ro.png -f box", as_other);
+  Result r = clfilter("w_in.png shared/ro.png -f box", test::as_other_user());
   INFO(r.err);
   CHECK(r.code == 1);
   CHECK_THAT(r.err, Contains("cannot write 'shared/ro.png': permission denied"));

@@ -1,6 +1,7 @@
 // Borders: OpenCV's names, the border parameters every filter accepts, and borderInterpolate.
 #include "clf/border.hpp"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace clf {
@@ -45,26 +46,27 @@ Border border_from_params(const Params& params) {
   return border;
 }
 
+int64_t border_period(int len, BorderMode mode) {
+  switch (mode) {
+    case BorderMode::reflect:  // fedcba|abcdef|fedcba
+      return 2 * int64_t(len);
+    case BorderMode::reflect101:  // fedcb|abcdef|edcba
+      return std::max<int64_t>(1, 2 * (int64_t(len) - 1));
+    case BorderMode::wrap:
+      return len;
+    default:
+      return 0;
+  }
+}
+
 int border_interpolate(int p, int len, BorderMode mode) {
   if (p >= 0 && p < len) return p;
-  switch (mode) {
-    case BorderMode::replicate:
-      return p < 0 ? 0 : len - 1;
-    case BorderMode::reflect: {  // period 2 len: fedcba|abcdef|fedcba
-      const int64_t period = 2 * int64_t(len), q = ((p % period) + period) % period;
-      return int(q < len ? q : period - 1 - q);
-    }
-    case BorderMode::reflect101: {  // period 2 (len - 1): fedcb|abcdef|edcba
-      if (len == 1) return 0;
-      const int64_t period = 2 * (int64_t(len) - 1), q = ((p % period) + period) % period;
-      return int(q < len ? q : period - q);
-    }
-    case BorderMode::wrap:
-      return ((p % len) + len) % len;
-    case BorderMode::constant:
-      return -1;
-  }
-  return -1;
+  if (mode == BorderMode::replicate) return p < 0 ? 0 : len - 1;
+  if (mode == BorderMode::constant) return -1;
+  // A mirror or a wrap repeats with the period: fold p into one period, then mirror its far half.
+  const int64_t period = border_period(len, mode), q = ((p % period) + period) % period;
+  if (mode == BorderMode::wrap) return int(q);
+  return int(q < len ? q : mode == BorderMode::reflect ? period - 1 - q : period - q);
 }
 
 }  // namespace clf

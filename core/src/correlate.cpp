@@ -155,12 +155,13 @@ bool cancels(const std::vector<float>& taps) {
   return positive && negative;
 }
 
-double abs_sum(const std::vector<float>& weights) {
+}  // namespace
+
+double weights_l1(const std::vector<float>& weights) {
   double sum = 0;
   for (float w : weights) sum += std::abs(double(w));
   return sum;
 }
-}  // namespace
 
 void check_correlation_range(const std::string& name, double gain, float delta) {
   if (!std::isfinite(gain))
@@ -201,7 +202,7 @@ Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float
                       "or the kernel's values)");
   if (!std::isfinite(delta))
     throw Error(ErrorKind::usage, name + ": delta is not a finite 32-bit float");
-  check_correlation_range(name, abs_sum(weights), delta);
+  check_correlation_range(name, weights_l1(weights), delta);
   // The vector kernel can take the radii as arguments: then one program serves every window.
   any_radius_ = tiling_.suffix() == "_vector" && tuning.radius_arg_above >= 0 &&
                 std::max(rx, ry) > tuning.radius_arg_above;
@@ -269,7 +270,7 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
       ry_(int(ky.size() / 2)) {
   if (kx.size() % 2 == 0 || ky.size() % 2 == 0)
     throw Error(ErrorKind::usage, name + ": separable kernels must have odd sizes");
-  check_correlation_range(name, abs_sum(kx) * abs_sum(ky), delta);
+  check_correlation_range(name, weights_l1(kx) * weights_l1(ky), delta);
   const int rx = rx_;
   delta_ = delta;
   name_ = name;

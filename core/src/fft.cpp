@@ -158,9 +158,7 @@ FftCorrelation::FftCorrelation(Device& device, int rx, int ry, const std::vector
   if (rx < 0 || ry < 0 || weights.size() != size_t(2 * rx + 1) * size_t(2 * ry + 1))
     throw Error(ErrorKind::usage, name + ": correlation weights do not match radius " +
                                       std::to_string(rx) + "x" + std::to_string(ry));
-  double gain = 0;
-  for (float w : weights) gain += std::abs(double(w));
-  check_correlation_range(name, gain, delta);
+  check_correlation_range(name, weights_l1(weights), delta);
   if (std::max(rx, ry) > fft_max_radius)
     throw Error(ErrorKind::usage, name + ": radius " + std::to_string(std::max(rx, ry)) +
                                       " is past the FFT path's " + std::to_string(fft_max_radius) +

@@ -92,26 +92,17 @@ namespace {
 Range mapped_span(int a, int b, int len, BorderMode mode) {
   const int first = border_interpolate(a, len, mode), last = border_interpolate(b - 1, len, mode);
   Range span{std::min(first, last), std::max(first, last)};
-  const int64_t period = mode == BorderMode::reflect ? 2 * int64_t(len)
-                         : mode == BorderMode::reflect101
-                             ? std::max<int64_t>(1, 2 * (int64_t(len) - 1))
-                         : mode == BorderMode::wrap ? len
-                                                    : 0;
+  const int64_t period = border_period(len, mode);
   if (period == 0) return span;  // replicate: the ends are the extremes
   if (int64_t(b) - a >= period) return {0, len - 1};
-  // True when some p in [a, b) is congruent to `residue` modulo the period.
-  auto holds = [&](int64_t residue) {
-    const int64_t at = a + (((residue - a) % period) + period) % period;
-    return at < b;
+  // True when some p in [from, b) is congruent to `residue` modulo the period.
+  auto holds = [&](int64_t residue, int64_t from) {
+    return from + (((residue - from) % period) + period) % period < b;
   };
-  auto holds_after = [&](int64_t residue) {  // some p in (a, b)
-    const int64_t at = a + 1 + (((residue - a - 1) % period) + period) % period;
-    return at < b;
-  };
-  if (mode == BorderMode::wrap) return a + 1 < b && holds_after(0) ? Range{0, len - 1} : span;
+  if (mode == BorderMode::wrap) return holds(0, int64_t(a) + 1) ? Range{0, len - 1} : span;
   const bool reflect = mode == BorderMode::reflect;
-  if (holds(0) || (reflect && holds(period - 1))) span.begin = 0;
-  if (holds(len - 1) || (reflect && holds(len))) span.end = len - 1;
+  if (holds(0, a) || (reflect && holds(period - 1, a))) span.begin = 0;
+  if (holds(len - 1, a) || (reflect && holds(len, a))) span.end = len - 1;
   return span;
 }
 

@@ -155,15 +155,10 @@ class SobelFactory : public FilterFactory {
       const auto gx_x = deriv_kernel(dx, ksize, scharr), gx_y = deriv_kernel(0, ksize, scharr);
       const auto gy_x = deriv_kernel(0, ksize, scharr), gy_y = deriv_kernel(dy, ksize, scharr);
       const int r = int(std::max({gx_x.size(), gx_y.size(), gy_x.size(), gy_y.size()}) / 2);
-      const auto gain = [](const std::vector<float>& a, const std::vector<float>& b) {
-        double sa = 0, sb = 0;
-        for (float v : a) sa += std::abs(double(v));
-        for (float v : b) sb += std::abs(double(v));
-        return sa * sb;
-      };
       // |scale| hypot(gx, gy), where each derivative is at most its gain times the input
-      check_correlation_range(
-          "sobel", std::abs(double(scale)) * std::hypot(gain(gx_x, gx_y), gain(gy_x, gy_y)), delta);
+      const double gain_x = weights_l1(gx_x) * weights_l1(gx_y),
+                   gain_y = weights_l1(gy_x) * weights_l1(gy_y);
+      check_correlation_range("sobel", std::abs(double(scale)) * std::hypot(gain_x, gain_y), delta);
       return std::make_unique<SobelMagnitude>(device, padded_outer(gx_x, gx_y, r),
                                               padded_outer(gy_x, gy_y, r), r, scale, delta, border,
                                               what);

@@ -1,6 +1,7 @@
 // Borders: how pixels outside the image are made, with OpenCV's names and semantics. The
 // numbering is shared with the kernels (kernels/contract.h, CLF_BORDER_*).
 #pragma once
+#include <cstdint>
 #include <vector>
 
 #include "clf/contract.h"
@@ -25,7 +26,10 @@ std::vector<ParamSpec> border_param_specs();
 Border border_from_params(const Params& params);
 // `specs` with the border specs appended: what a factory's params() returns.
 std::vector<ParamSpec> with_border_params(std::vector<ParamSpec> specs);
-// OpenCV's borderInterpolate: maps p outside [0, len) into it; -1 for constant.
+// OpenCV's borderInterpolate: maps p outside [0, len) into it; -1 for constant. O(1) at any p.
 int border_interpolate(int p, int len, BorderMode mode);
+// How often the rows outside an image of `len` rows repeat: 2 len (reflect), 2 (len - 1)
+// (reflect101, at least 1), len (wrap); 0 where they do not (replicate, constant).
+int64_t border_period(int len, BorderMode mode);
 
 }  // namespace clf

@@ -19,6 +19,8 @@ constexpr double correlation_input_bound = 65535;
 // axes' for a separable kernel) times the bound, plus |delta|. Every correlation checks this, so
 // a filter never writes inf or NaN from finite parameters.
 void check_correlation_range(const std::string& name, double gain, float delta);
+// The sum of |w| over `weights`: a correlation's gain, in double.
+double weights_l1(const std::vector<float>& weights);
 
 // How a kernel with a (2rx+1) x (2ry+1) window is laid out on a device: the device's tuning,
 // adjusted to the window (taller blocks for tall windows, the tile shrunk until its staged window
