@@ -22,8 +22,8 @@ std::vector<ParamSpec> gaussian_params() {
   return with_border_params({
       ParamSpec::number("sigma",
                         "standard deviation in pixels, both axes (every pixel type follows "
-                        "OpenCV's float rule: its u8 path, a 6-sigma fixed-point kernel, is a "
-                        "level apart in a few percent of pixels)")
+                        "OpenCV's float rule: its u8 path, a 6-sigma fixed-point kernel, is at "
+                        "most a level apart)")
           .fallback("1")
           .above(0)
           .at_most(128),
