@@ -1,7 +1,9 @@
 // OpenEXR headers checked before OpenEXR reads them (see exr_guard.hpp).
 #include "exr_guard.hpp"
 
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <vector>
 
@@ -74,6 +76,13 @@ const char* compression_name(int compression) {
   return compression >= 0 && compression < 4 ? names[compression] : "its";
 }
 
+// Whole MiB of a byte count that may pass any integer type (a window of 2^32 x 2^32 pixels).
+std::string mib(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f", std::floor(bytes / 1048576));
+  return text;
+}
+
 // "" when the first part's pixels could fit the file under its compression.
 std::string claim_problem(const PixelClaim& claim, std::streamoff file_size) {
   const double ratio = largest_ratio(claim.compression);
@@ -81,10 +90,10 @@ std::string claim_problem(const PixelClaim& claim, std::streamoff file_size) {
   const double raw = double(claim.width) * double(claim.height) * claim.bytes_per_pixel;
   if (raw <= ratio * double(file_size)) return "";
   return "its data window claims " + std::to_string(claim.width) + "x" +
-         std::to_string(claim.height) + " pixels (" + std::to_string(int64_t(raw) >> 20) +
-         " MiB), more than " + compression_name(claim.compression) +
-         " compression could hold in a file of " + std::to_string(file_size) + " bytes (at most " +
-         std::to_string(int(ratio)) + ":1); the file is damaged or lies about its size";
+         std::to_string(claim.height) + " pixels (" + mib(raw) + " MiB), more than " +
+         compression_name(claim.compression) + " compression could hold in a file of " +
+         std::to_string(file_size) + " bytes (at most " + std::to_string(int(ratio)) +
+         ":1); the file is damaged or lies about its size";
 }
 
 }  // namespace
