@@ -34,7 +34,8 @@ inline void clf_unpack_halo(const __global pixel_t* src, int width, int y, int c
   const int from = clf_border_interpolate(col, width, mode);
   for (int c = 0; c < channels; ++c)
     dst[dst_origin + c * dst_plane + y * dst_pitch + col] =
-        mode == CLF_BORDER_CONSTANT ? value : LOAD(src, ((size_t)y * width + from) * channels + c);
+        mode >= CLF_BORDER_CONSTANT ? clf_border_fill(mode, value)
+                                    : LOAD(src, ((size_t)y * width + from) * channels + c);
 }
 
 __kernel void clf_unpack(__global const pixel_t* src, ulong src_offset, int width, int rows,

@@ -13,7 +13,8 @@ __kernel void clf_pad_rows(__global float* buf, int origin, int pitch, int plane
   __global float* p = buf + origin + c * plane;
   const int src_row = clf_border_interpolate(first_row + r, height, mode) - first_row;
   const int src_col = clf_border_interpolate(col, width, mode);
-  p[r * pitch + col] = mode == CLF_BORDER_CONSTANT ? value : p[src_row * pitch + src_col];
+  p[r * pitch + col] =
+      mode >= CLF_BORDER_CONSTANT ? clf_border_fill(mode, value) : p[src_row * pitch + src_col];
 }
 
 // Left and right halo columns of rows inside the image: global (2hx, n, C).
@@ -22,5 +23,6 @@ __kernel void clf_pad_cols(__global float* buf, int origin, int pitch, int plane
   const int i = get_global_id(0), r = row_begin + (int)get_global_id(1), c = get_global_id(2);
   const int col = i < hx ? i - hx : width + i - hx;
   __global float* p = buf + origin + c * plane + r * pitch;
-  p[col] = mode == CLF_BORDER_CONSTANT ? value : p[clf_border_interpolate(col, width, mode)];
+  p[col] = mode >= CLF_BORDER_CONSTANT ? clf_border_fill(mode, value)
+                                     : p[clf_border_interpolate(col, width, mode)];
 }

@@ -521,7 +521,7 @@ Landing Run::issue_strip(int index) {
               std::to_string(index) + " ";
   // Profiling keeps every launch's event; otherwise only the strip's last kernel's (the pack, else
   // a marker) orders the download: an event per launch is host work per command for the driver.
-  StageBinder::bind(strip.stage, device_, queues_[1], plan_.channels(),
+  StageBinder::bind(strip.stage, device_, queues_[1], ends_.shape,
                     options_.profile ? &strip.events : nullptr,
                     options_.profile ? &strip.names : nullptr,
                     options_.profile ? &strip.span_begins : nullptr);

@@ -14,12 +14,14 @@ namespace clf::detail {
 
 // The streamer's access to the Stage it hands each filter.
 struct StageBinder {
-  static void bind(Stage& stage, Device& device, const cl::CommandQueue& queue, int channels,
-                   std::vector<cl::Event>* events, std::vector<std::string>* event_names,
-                   std::vector<cl::Event>* span_begins) {
+  static void bind(Stage& stage, Device& device, const cl::CommandQueue& queue,
+                   const ImageShape& shape, std::vector<cl::Event>* events,
+                   std::vector<std::string>* event_names, std::vector<cl::Event>* span_begins) {
     stage.device_ = &device;
     stage.queue_ = &queue;
-    stage.channels_ = channels;
+    stage.channels_ = shape.channels;
+    stage.image_rows_ = shape.height;
+    stage.pixel_type_ = shape.type;
     stage.events_ = events;
     stage.event_names_ = event_names;
     stage.span_begins_ = span_begins;

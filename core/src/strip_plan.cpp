@@ -116,7 +116,7 @@ bool StripPlan::borders_reachable() const {
     const Range strip = this->strip(i);
     for (int s = 0; s < stages(); ++s) {
       const Border border = stages_[size_t(s)].border;
-      if (border.mode == BorderMode::constant) continue;
+      if (border_fills(border.mode)) continue;
       const Range out = stage_input_rows(s + 1, strip), in = stage_input_rows(s, strip);
       const int h = stages_[size_t(s)].hy;
       const Range outside[] = {{out.begin - h, std::min(0, out.end + h)},

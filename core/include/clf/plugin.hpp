@@ -15,7 +15,8 @@ namespace clf {
 // Bumped whenever Filter, FilterFactory, Stage, Plane, Params, ParamSpec, Error or PluginManifest
 // change layout or meaning. 2: the plugin boundary (Error's vtable in the core) and the ABI tag.
 // 3: headers by concept, Stage's fields private, ParamSpec's open bounds, contract.h.
-constexpr int plugin_abi_version = 3;
+// 4: Stage::pixel_type() and image_rows(); BorderMode::ignore.
+constexpr int plugin_abi_version = 4;
 
 struct PluginManifest {
   std::vector<std::shared_ptr<FilterFactory>> factories;

@@ -7,6 +7,7 @@
 #include "clf/cl.hpp"
 #include "clf/contract.h"
 #include "clf/device.hpp"
+#include "clf/image.hpp"
 
 namespace clf {
 
@@ -71,6 +72,13 @@ class Stage {
   // depends on where it lies in the image (a grid anchored at row 0), so that a strip gives the
   // rows the whole image gives.
   int first_row() const { return first_row_; }
+  // The image's height: rows first_row() + r outside [0, image_rows()) are outside the image (a
+  // filter that applies the border rule between steps of its own needs it: morphology's open).
+  int image_rows() const { return image_rows_; }
+  // The type of the image's samples (the planes are float whatever it is): a filter may take a
+  // path of its own for integer data, a 256-bin histogram for u8, say. Values in the planes are
+  // the samples' values (0..255 for u8, 0..65535 for u16), not scaled.
+  PixelType pixel_type() const { return pixel_type_; }
   // Input is valid on [-halo.x, width + halo.x) x [-halo.y, rows + halo.y), borders already
   // filled; its margin is plane_margin(halo.x) columns. Never the same memory as output().
   const Plane& input() const { return input_; }
@@ -98,6 +106,8 @@ class Stage {
   const cl::CommandQueue* queue_ = nullptr;
   int channels_ = 0;
   int first_row_ = 0;
+  int image_rows_ = 0;
+  PixelType pixel_type_ = PixelType::f32;
   Plane input_, output_;
   std::vector<Plane> temps_;
   std::vector<cl::Event>* events_ = nullptr;  // collects launches for profiling when non-null

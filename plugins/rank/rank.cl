@@ -1,0 +1,153 @@
+// Rank filters: out(x, y) = the Q-th smallest (0-based) of the K x K window around (x, y), per
+// channel. Three ways, chosen per window and pixel type by rank.cpp:
+//   rank_network_*   K <= 9: the window in registers, sorted by a compare-exchange network pruned
+//                    to the comparators that reach position Q (-D CLF_RANK_NETWORK, made on the
+//                    host); _tiled stages the group's window in __local with clf_stage_window,
+//                    _direct reads global memory (CPU devices)
+//   rank_histogram   u8 data, any K: each work-item walks RUN rows down one column keeping a
+//                    256-bin histogram of its window (16 coarse bins over it), 2K updates and at
+//                    most 32 bin reads an output instead of K^2 reads
+//   rank_bisect      any data, any K: the Q-th key found bit by bit, 32 counts over the window
+// Every way picks an input value, so results are exact for every pixel type.
+
+#if defined(N)
+// Sorts v[a], v[b] into order. fmin/fmax: an ordering of every non-NaN float.
+#define CX(a, b)                                \
+  {                                             \
+    const __typeof__(v[a]) lo = fmin(v[a], v[b]); \
+    v[b] = fmax(v[a], v[b]);                    \
+    v[a] = lo;                                  \
+  }
+
+__kernel void rank_network_direct(CLF_PLANE_IN(src), CLF_PLANE(dst), int width, int rows) {
+  const int x = get_global_id(0), y = get_global_id(1), c = get_global_id(2);
+  if (x >= width || y >= rows) return;
+  const __global float* s = src + src_origin + c * src_plane + (y - R) * src_pitch + (x - R);
+  float v[N];
+#pragma unroll
+  for (int j = 0; j < K; ++j)
+#pragma unroll
+    for (int i = 0; i < K; ++i) v[j * K + i] = s[j * src_pitch + i];
+  CLF_RANK_NETWORK
+  dst[dst_origin + c * dst_plane + y * dst_pitch + x] = v[Q];
+}
+
+#if defined(VW)
+// VW outputs of a row per work-item, each comparator on VW lanes at once (CPU devices: the
+// vectors are the SIMD registers); the row's tail, past the last whole vector, one at a time.
+#define CLF_VCAT2(a, b) a##b
+#define CLF_VCAT(a, b) CLF_VCAT2(a, b)
+typedef CLF_VCAT(float, VW) rank_floatv;
+__kernel void rank_network_vector(CLF_PLANE_IN(src), CLF_PLANE(dst), int width, int rows) {
+  const int x0 = get_global_id(0) * VW, y = get_global_id(1), c = get_global_id(2);
+  if (x0 >= width || y >= rows) return;
+  const __global float* s = src + src_origin + c * src_plane + (y - R) * src_pitch + (x0 - R);
+  __global float* d = dst + dst_origin + c * dst_plane + y * dst_pitch + x0;
+  if (x0 + VW <= width) {
+    rank_floatv v[N];
+#pragma unroll
+    for (int j = 0; j < K; ++j)
+#pragma unroll
+      for (int i = 0; i < K; ++i) v[j * K + i] = CLF_VCAT(vload, VW)(0, s + j * src_pitch + i);
+    CLF_RANK_NETWORK
+    CLF_VCAT(vstore, VW)(v[Q], 0, d);
+    return;
+  }
+  for (int t = 0; t < width - x0; ++t) {
+    float v[N];
+    for (int j = 0; j < K; ++j)
+      for (int i = 0; i < K; ++i) v[j * K + i] = s[j * src_pitch + i + t];
+    CLF_RANK_NETWORK
+    d[t] = v[Q];
+  }
+}
+#endif
+
+#if defined(TW)
+// A TW x TH tile of outputs per group, one per work-item; the window (TW + 2R) x (TH + 2R) comes
+// from __local. WW4: the staged row in float4s, from CLF_HALO4(R) columns left of the tile.
+#define CLF_HX CLF_HALO4(R)
+#define WW4 ((CLF_HX + TW + R + 3) / 4)
+__kernel __attribute__((reqd_work_group_size(TW, TH, 1))) void rank_network_tiled(
+    CLF_PLANE_IN(src), CLF_PLANE(dst), int width, int rows) {
+  __local float4 win[(TH + 2 * R) * WW4];
+  const int tx0 = get_group_id(0) * TW, y0 = get_group_id(1) * TH, c = get_group_id(2);
+  const event_t staged = clf_stage_window(win, WW4, TH + 2 * R, src + src_origin + c * src_plane,
+                                          src_pitch, tx0 - CLF_HX, y0 - R,
+                                          width + R + CLF_HX - tx0, rows + 2 * R - y0);
+  const int lx = get_local_id(0), ly = get_local_id(1);
+  clf_stage_wait(staged);
+  const __local float* w = (const __local float*)win + ly * 4 * WW4 + (CLF_HX - R + lx);
+  float v[N];
+  for (int j = 0; j < K; ++j)
+    for (int i = 0; i < K; ++i) v[j * K + i] = w[j * 4 * WW4 + i];
+  CLF_RANK_NETWORK
+  if (tx0 + lx < width && y0 + ly < rows)
+    dst[dst_origin + c * dst_plane + (y0 + ly) * dst_pitch + tx0 + lx] = v[Q];
+}
+#endif
+#endif
+
+#if defined(HG)
+// HG work-items a group, each with its own bins in __local (bin b of item l at b * HG + l).
+inline void rank_count(__local ushort* fine, __local ushort* coarse, int l, float value, int step) {
+  const int b = clamp((int)value, 0, 255);
+  fine[b * HG + l] += step;
+  coarse[(b >> 4) * HG + l] += step;
+}
+
+inline void rank_count_row(__local ushort* fine, __local ushort* coarse, int l,
+                           const __global float* row, int radius, int step) {
+  for (int i = -radius; i <= radius; ++i) rank_count(fine, coarse, l, row[i], step);
+}
+
+__kernel __attribute__((reqd_work_group_size(HG, 1, 1))) void rank_histogram(
+    CLF_PLANE_IN(src), CLF_PLANE(dst), int width, int rows, int radius, int q) {
+  __local ushort fine[256 * HG], coarse[16 * HG];
+  const int l = get_local_id(0), x = get_global_id(0), y0 = get_global_id(1) * RUN;
+  const int c = get_global_id(2);
+  for (int b = 0; b < 256; ++b) fine[b * HG + l] = 0;
+  for (int b = 0; b < 16; ++b) coarse[b * HG + l] = 0;
+  if (x >= width || y0 >= rows) return;  // no barrier follows: each item owns its bins
+  const __global float* s = src + src_origin + c * src_plane + x;
+  for (int j = -radius; j <= radius; ++j)
+    rank_count_row(fine, coarse, l, s + (y0 + j) * src_pitch, radius, 1);
+  const int end = min(y0 + RUN, rows);
+  for (int y = y0;; ++y) {
+    int below = 0, b = 0;
+    while (below + coarse[b * HG + l] <= q) below += coarse[b++ * HG + l];
+    b *= 16;
+    while (below + fine[b * HG + l] <= q) below += fine[b++ * HG + l];
+    dst[dst_origin + c * dst_plane + y * dst_pitch + x] = (float)b;
+    if (y + 1 >= end) break;
+    rank_count_row(fine, coarse, l, s + (y - radius) * src_pitch, radius, -1);
+    rank_count_row(fine, coarse, l, s + (y + radius + 1) * src_pitch, radius, 1);
+  }
+}
+#endif
+
+// Floats as unsigned keys in the same order (negatives reversed below the positives).
+inline uint rank_key(float f) {
+  const uint u = as_uint(f);
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+inline float rank_unkey(uint k) { return as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k); }
+
+// The largest key t with fewer than q + 1 window keys below it is the Q-th smallest's key.
+__kernel void rank_bisect(CLF_PLANE_IN(src), CLF_PLANE(dst), int width, int rows, int radius,
+                          int q) {
+  const int x = get_global_id(0), y = get_global_id(1), c = get_global_id(2);
+  if (x >= width || y >= rows) return;
+  const __global float* s =
+      src + src_origin + c * src_plane + (y - radius) * src_pitch + (x - radius);
+  const int k = 2 * radius + 1;
+  uint found = 0;
+  for (int bit = 31; bit >= 0; --bit) {
+    const uint candidate = found | (1u << bit);
+    int below = 0;
+    for (int j = 0; j < k; ++j)
+      for (int i = 0; i < k; ++i) below += rank_key(s[j * src_pitch + i]) < candidate;
+    if (below <= q) found = candidate;
+  }
+  dst[dst_origin + c * dst_plane + y * dst_pitch + x] = rank_unkey(found);
+}

@@ -1,0 +1,230 @@
+// rank: median and rank filters (cv2.medianBlur, scipy.ndimage.percentile_filter): the Q-th
+// smallest value of each K x K window. rank.cl holds the three ways (a pruned sorting network for
+// K <= 9, a sliding histogram for u8 data, bit-by-bit selection for the rest); the way is chosen
+// per image at enqueue, when the stage says the pixel type (Stage::pixel_type). The example of a
+// non-linear filter for plugin authors: a window staged in __local, launch sizes, a type-dependent
+// path (docs/PLUGINS.md).
+#include <algorithm>
+#include <clf/error.hpp>
+#include <clf/filter.hpp>
+#include <clf/plugin.hpp>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "../common/window.hpp"
+#include "rank_kernels.hpp"  // rank_rank_cl
+
+namespace {
+using namespace clf;
+
+constexpr int max_radius = 127;       // ksize 255
+constexpr int network_max_ksize = 9;  // 81 values in registers
+constexpr int network_tile_w = 32, network_tile_h = 8;
+constexpr int histogram_group = 64, histogram_run = 32;
+
+// Batcher's odd-even merge sort over the next power of two, its comparators past n dropped (the
+// padding would be +inf, which never moves), then pruned backwards to those that reach position q.
+std::string pruned_network(int n, int q) {
+  int p2 = 1;
+  while (p2 < n) p2 *= 2;
+  std::vector<std::pair<int, int>> all;
+  for (int p = 1; p < p2; p *= 2)
+    for (int k = p; k >= 1; k /= 2)
+      for (int j = k % p; j + k < p2; j += 2 * k)
+        for (int i = 0; i < std::min(k, p2 - j - k); ++i)
+          if ((i + j) / (2 * p) == (i + j + k) / (2 * p) && i + j + k < n)
+            all.emplace_back(i + j, i + j + k);
+  std::set<int> needed{q};
+  std::vector<std::pair<int, int>> kept;
+  for (auto it = all.rbegin(); it != all.rend(); ++it)
+    if (needed.count(it->first) || needed.count(it->second)) {
+      kept.push_back(*it);
+      needed.insert(it->first);
+      needed.insert(it->second);
+    }
+  std::string text;
+  for (auto it = kept.rbegin(); it != kept.rend(); ++it)
+    text += "CX(" + std::to_string(it->first) + "," + std::to_string(it->second) + ")";
+  return text;
+}
+
+enum class Way { network, histogram, bisect };
+const char* way_name(Way way) {
+  return way == Way::network ? "network" : way == Way::histogram ? "histogram" : "bisect";
+}
+
+class RankFilter : public Filter {
+ public:
+  RankFilter(Device& device, std::string name, int radius, int q, Border border,
+             const std::string& method)
+      : device_(device),
+        name_(std::move(name)),
+        radius_(radius),
+        q_(q),
+        border_(border),
+        method_(method) {
+    const int k = 2 * radius + 1;
+    if (method == "network" && k > network_max_ksize)
+      throw Error(ErrorKind::usage, name_ + ": method=network takes ksize up to " +
+                                        std::to_string(network_max_ksize) +
+                                        " (got ksize=" + std::to_string(k) + ")");
+  }
+  Halo halo() const override { return {radius_, radius_}; }
+  Border border() const override { return border_; }
+  void enqueue(Stage& stage) override {
+    const Way way = choose(stage.pixel_type());
+    cl::Kernel& kernel = kernel_for(way);
+    last_way_ = way;
+    KernelArgs args(kernel);
+    args << stage.input() << stage.output() << stage.width() << stage.rows();
+    const size_t w = size_t(stage.width()), h = size_t(stage.rows()), c = size_t(stage.channels());
+    auto up = [](size_t v, size_t m) { return (v + m - 1) / m * m; };
+    if (way == Way::network) {
+      if (tiled_)
+        stage.launch(kernel, cl::NDRange(up(w, network_tile_w), up(h, network_tile_h), c),
+                     cl::NDRange(network_tile_w, network_tile_h, 1), "rank_network_tiled");
+      else if (vector_ > 1)
+        stage.launch(kernel, cl::NDRange((w + vector_ - 1) / vector_, h, c), cl::NullRange,
+                     "rank_network_vector");
+      else
+        stage.launch(kernel, cl::NDRange(w, h, c), cl::NullRange, "rank_network_direct");
+      return;
+    }
+    args << radius_ << q_;
+    if (way == Way::histogram)
+      stage.launch(kernel,
+                   cl::NDRange(up(w, histogram_group), (h + histogram_run - 1) / histogram_run, c),
+                   cl::NDRange(histogram_group, 1, 1), "rank_histogram");
+    else
+      stage.launch(kernel, cl::NDRange(w, h, c), cl::NullRange, "rank_bisect");
+  }
+  std::string describe() const override {
+    const int k = 2 * radius_ + 1;
+    return name_ + " " + std::to_string(k) + "x" + std::to_string(k) + " rank " +
+           std::to_string(q_) + " of " + std::to_string(k * k) + ", " +
+           (last_way_
+                ? std::string(way_name(*last_way_)) + (*last_way_ == Way::network ? layout() : "")
+                : "method " + method_);
+  }
+
+ private:
+  Device& device_;
+  std::string name_;
+  int radius_, q_;
+  Border border_;
+  std::string method_;
+  bool tiled_ = device_.tuning().variant == Variant::tiled;
+  // Direct on a device that takes vectors of outputs (CPUs): 8 a work-item, one SIMD register.
+  int vector_ = !tiled_ && device_.tuning().vector_width >= 8 ? 8 : 1;
+  std::map<Way, cl::Kernel> kernels_;
+  std::string layout() const {
+    return tiled_
+               ? " tiled " + std::to_string(network_tile_w) + "x" + std::to_string(network_tile_h)
+           : vector_ > 1 ? " direct x" + std::to_string(vector_)
+                         : " direct";
+  }
+  std::optional<Way> last_way_;
+
+  // The histogram counts integer levels 0..255: u8 images, and a constant border among them.
+  bool histogram_fits(PixelType type) const {
+    const float v = border_.value;
+    return type == PixelType::u8 &&
+           (border_.mode != BorderMode::constant || (v >= 0 && v <= 255 && v == std::floor(v)));
+  }
+  Way choose(PixelType type) const {
+    const int k = 2 * radius_ + 1;
+    if (method_ == "network") return Way::network;
+    if (method_ == "bisect") return Way::bisect;
+    if (method_ == "histogram") {
+      if (!histogram_fits(type))
+        throw Error(
+            ErrorKind::usage,
+            name_ + ": method=histogram counts u8 levels; this image is " + pixel_type_name(type) +
+                (type == PixelType::u8 ? " with border_value outside 0..255 or not whole" : ""));
+      return Way::histogram;
+    }
+    if (k <= network_max_ksize) return Way::network;
+    return histogram_fits(type) ? Way::histogram : Way::bisect;
+  }
+  cl::Kernel& kernel_for(Way way) {
+    auto found = kernels_.find(way);
+    if (found != kernels_.end()) return found->second;
+    const int k = 2 * radius_ + 1;
+    std::string options, source = rank_rank_cl, name = "rank_bisect";
+    if (way == Way::network) {
+      options = " -D R=" + std::to_string(radius_) + " -D K=" + std::to_string(k) +
+                " -D N=" + std::to_string(k * k) + " -D Q=" + std::to_string(q_);
+      if (tiled_) {
+        options +=
+            " -D TW=" + std::to_string(network_tile_w) + " -D TH=" + std::to_string(network_tile_h);
+        if (device_.tuning().stage_with_loads) options += " -D CLF_STAGE_LOADS";
+      }
+      source = "#define CLF_RANK_NETWORK " + pruned_network(k * k, q_) + "\n" + source;
+      if (vector_ > 1) options += " -D VW=" + std::to_string(vector_);
+      name = tiled_        ? "rank_network_tiled"
+             : vector_ > 1 ? "rank_network_vector"
+                           : "rank_network_direct";
+    } else if (way == Way::histogram) {
+      options =
+          " -D HG=" + std::to_string(histogram_group) + " -D RUN=" + std::to_string(histogram_run);
+      name = "rank_histogram";
+    }
+    cl::Program program =
+        device_.build("rank.cl", source, options, Helpers::border | Helpers::stage);
+    return kernels_[way] = device_.kernel(program, name.c_str());
+  }
+};
+
+std::vector<ParamSpec> rank_params(bool median) {
+  std::vector<ParamSpec> specs = clf_plugins::window_params(3, max_radius);
+  if (!median)
+    specs.push_back(ParamSpec::number("percentile",
+                                      "which value of the sorted window: 0 = min, 50 = median, "
+                                      "100 = max (scipy's rank rule: int(n percentile / 100))")
+                        .fallback("50")
+                        .at_least(0)
+                        .at_most(100));
+  specs.push_back(
+      ParamSpec::one_of("method", {"auto", "network", "histogram", "bisect"},
+                        "network: a sorting network in registers (ksize <= 9); histogram: a "
+                        "sliding 256-bin histogram, u8 images; bisect: any data, 32 counts over "
+                        "the window; auto: network to ksize 9, then histogram for u8, else bisect")
+          .fallback("auto"));
+  // cv2.medianBlur replicates; scipy's percentile_filter reflects (OpenCV's reflect).
+  return with_border_params(specs, median ? "replicate" : "reflect");
+}
+
+class RankFactory : public FilterFactory {
+ public:
+  explicit RankFactory(bool median) : median_(median) {}
+  std::string name() const override { return median_ ? "median" : "rank"; }
+  std::string summary() const override {
+    return median_ ? "median of each ksize x ksize window (cv2.medianBlur); exact for every type"
+                   : "percentile of each ksize x ksize window (scipy.ndimage.percentile_filter): "
+                     "0 = min, 50 = median, 100 = max";
+  }
+  std::vector<ParamSpec> params() const override { return rank_params(median_); }
+  std::unique_ptr<Filter> create(const Params& p, Device& device) const override {
+    const int radius = clf_plugins::window_radius(p, name());
+    const int n = (2 * radius + 1) * (2 * radius + 1);
+    int q = n / 2;
+    if (!median_) {
+      const double percentile = p.get_float("percentile");
+      q = percentile == 100 ? n - 1 : int(double(n) * percentile / 100.0);
+    }
+    return std::make_unique<RankFilter>(device, name(), radius, q, border_from_params(p),
+                                        p.get_string("method"));
+  }
+
+ private:
+  bool median_;
+};
+
+PluginManifest manifest() {
+  return {{std::make_shared<RankFactory>(true), std::make_shared<RankFactory>(false)}};
+}
+}  // namespace
+
+CLF_PLUGIN(manifest)
