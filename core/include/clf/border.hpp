@@ -16,7 +16,7 @@ enum class BorderMode {
   reflect101 = CLF_BORDER_REFLECT101,
   wrap = CLF_BORDER_WRAP,
   constant = CLF_BORDER_CONSTANT,
-  // Outside pixels never win a min or a max: the halo holds NaN, which fmin/fmax pass over.
+  // Outside pixels never win a min or a max: the halo holds NaN, which a comparison passes over.
   // Offered by filters that are extrema (morphology), refused by every other's `border`.
   ignore = CLF_BORDER_IGNORE
 };

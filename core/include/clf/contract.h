@@ -10,8 +10,9 @@
 #define CLF_BORDER_REFLECT101 2
 #define CLF_BORDER_WRAP 3
 #define CLF_BORDER_CONSTANT 4
-/* Pixels outside the image never win: filled with NaN, which fmin and fmax pass over (OpenCL C's
- * and C's rule). For min/max filters only (morphology's default, as OpenCV's erode and dilate). */
+/* Pixels outside the image never win: filled with NaN, which a min or max written as a comparison
+ * passes over (a comparison with NaN is false). For extrema only (morphology's default, as OpenCV's
+ * erode and dilate). */
 #define CLF_BORDER_IGNORE 5
 
 /* Pixel types: clf::PixelType's values, the -D CLF_PIXEL=n the conversion kernels are built with.

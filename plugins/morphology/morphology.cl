@@ -1,0 +1,103 @@
+// One morphology pass: out(x, y) = the min (erode, -D MAX=0) or max (dilate, -D MAX=1) over the
+// structuring element of src(x + dx, y + dy). A comparison with NaN is false, so the NaN of
+// border=ignore never wins (fmin and fmax would say the same, but PoCL's vector fmin does not
+// keep that rule). The element is a list of horizontal segments made on the host,
+// -D MORPH_ROWS="ROW(dy, w) ...", segment dy covering dx in [-w, w]; RX and RY bound them. One
+// element, a separable rect's row or column, an ellipse or a cross: the same kernel.
+// A pass writes the region [x0, x0 + w) x [y0, y0 + h) of strip coordinates, which reaches past the
+// image where a later pass needs it. A pass reading a temp plane (checked = 1) applies the border
+// rule itself where the window leaves the image, as OpenCV applies it before every erode and
+// dilate: the streamer filled only the input's halo. Wrap reads the rows computed past the edge
+// (the continuation of a wrapped image is the wrapped result).
+// Then, combine 1: other - result (gradient, blackhat's input comes first as other: see
+// morphology.cpp), 2: result - other.
+
+inline float morph_fetch(const __global float* s, int pitch, int x, int y, int width, int first_row,
+                         int image_rows, int mode, float value) {
+  const int gy = first_row + y;
+  if (mode == CLF_BORDER_WRAP || (x >= 0 && x < width && gy >= 0 && gy < image_rows))
+    return s[y * pitch + x];
+  if (mode >= CLF_BORDER_CONSTANT) return clf_border_fill(mode, value);
+  return s[(clf_border_interpolate(gy, image_rows, mode) - first_row) * pitch +
+           clf_border_interpolate(x, width, mode)];
+}
+
+#if MAX
+#define OP(acc, v) ((v) > (acc) ? (v) : (acc))
+#define MORPH_START (-INFINITY)
+#else
+#define OP(acc, v) ((v) < (acc) ? (v) : (acc))
+#define MORPH_START INFINITY
+#endif
+
+#define ROW(dy, w)                                   \
+  for (int dx = -(w); dx <= (w); ++dx) acc = OP(acc, LOAD(x + dx, y + (dy)));
+
+// The pass at one pixel (x, y) of strip coordinates.
+inline void morph_one(const __global float* s, int src_pitch, __global float* d, int dst_pitch,
+                      const __global float* o, int other_pitch, int x, int y, int width,
+                      int first_row, int image_rows, int mode, float value, int checked,
+                      int combine) {
+  float acc = MORPH_START;
+  const int gy = first_row + y;
+  if (!checked || (x >= RX && x + RX < width && gy >= RY && gy + RY < image_rows)) {
+#define LOAD(px, py) s[(py)*src_pitch + (px)]
+    MORPH_ROWS
+#undef LOAD
+  } else {
+#define LOAD(px, py) morph_fetch(s, src_pitch, px, py, width, first_row, image_rows, mode, value)
+    MORPH_ROWS
+#undef LOAD
+  }
+  if (combine) {
+    const float v = o[y * other_pitch + x];
+    acc = combine == 1 ? v - acc : acc - v;
+  }
+  d[y * dst_pitch + x] = acc;
+}
+
+#define MORPH_ARGS                                                                            \
+  CLF_PLANE_IN(src), CLF_PLANE(dst), int x0, int y0, int w, int h, int width, int first_row, \
+      int image_rows, int mode, float value, int checked, CLF_PLANE_IN(other), int combine
+#define MORPH_PLANES(c)                                      \
+  const __global float* s = src + src_origin + (c)*src_plane; \
+  __global float* d = dst + dst_origin + (c)*dst_plane;       \
+  const __global float* o = other + other_origin + (c)*other_plane;
+
+__kernel void morph_pass(MORPH_ARGS) {
+  const int i = get_global_id(0), j = get_global_id(1), c = get_global_id(2);
+  if (i >= w || j >= h) return;
+  MORPH_PLANES(c)
+  morph_one(s, src_pitch, d, dst_pitch, o, other_pitch, x0 + i, y0 + j, width, first_row,
+            image_rows, mode, value, checked, combine);
+}
+
+#if defined(VW)
+// VW outputs of a row per work-item in one SIMD vector (CPU devices); windows that leave the
+// image, and the row's tail, one output at a time.
+#define MORPH_CAT2(a, b) a##b
+#define MORPH_CAT(a, b) MORPH_CAT2(a, b)
+typedef MORPH_CAT(float, VW) morph_floatv;
+__kernel void morph_pass_vector(MORPH_ARGS) {
+  const int i0 = get_global_id(0) * VW, j = get_global_id(1), c = get_global_id(2);
+  if (i0 >= w || j >= h) return;
+  MORPH_PLANES(c)
+  const int x = x0 + i0, y = y0 + j, gy = first_row + y;
+  if (i0 + VW <= w &&
+      (!checked || (x >= RX && x + VW - 1 + RX < width && gy >= RY && gy + RY < image_rows))) {
+    morph_floatv acc = (morph_floatv)(MORPH_START);
+#define LOAD(px, py) MORPH_CAT(vload, VW)(0, s + (py)*src_pitch + (px))
+    MORPH_ROWS
+#undef LOAD
+    if (combine) {
+      const morph_floatv v = MORPH_CAT(vload, VW)(0, o + y * other_pitch + x);
+      acc = combine == 1 ? v - acc : acc - v;
+    }
+    MORPH_CAT(vstore, VW)(acc, 0, d + y * dst_pitch + x);
+    return;
+  }
+  for (int t = 0; t < min(VW, w - i0); ++t)
+    morph_one(s, src_pitch, d, dst_pitch, o, other_pitch, x + t, y, width, first_row, image_rows,
+              mode, value, checked, combine);
+}
+#endif

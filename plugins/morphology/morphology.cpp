@@ -1,0 +1,251 @@
+// morphology: erode, dilate and their compositions (cv2.morphologyEx) with OpenCV's structuring
+// elements (cv2.getStructuringElement: rect, ellipse, cross). Every operation is a list of passes
+// of one kernel (morphology.cl), each a min or max over horizontal segments: a rect from 5x5 on
+// runs as a row pass and a column pass, an ellipse or a cross as its rows. Passes after the first
+// read temp planes and apply the border rule themselves, so open and close fuse on the device and
+// give OpenCV's results at the edges, the border applied before every erode and dilate.
+#include <algorithm>
+#include <clf/error.hpp>
+#include <clf/filter.hpp>
+#include <clf/plugin.hpp>
+#include <cmath>
+#include <map>
+
+#include "../common/window.hpp"
+#include "morphology_kernels.hpp"  // morphology_morphology_cl
+
+namespace {
+using namespace clf;
+
+constexpr int max_radius = 255;
+constexpr int separable_from_radius = 2;  // a rect from 5x5 on: a row pass and a column pass
+
+// A structuring element as half-widths per row: row dy (of -r..r) covers dx in [-w, w].
+using Segments = std::vector<int>;
+
+// cv2.getStructuringElement's shapes, square of side 2r + 1 (anchor at the centre).
+Segments element(const std::string& shape, int r) {
+  Segments w(size_t(2 * r + 1), r);
+  if (shape == "cross")
+    for (int dy = -r; dy <= r; ++dy) w[size_t(dy + r)] = dy == 0 ? r : 0;
+  if (shape == "ellipse" && r > 0)  // OpenCV: dx = round(c sqrt((r^2 - dy^2) / r^2)), c = r
+    for (int dy = -r; dy <= r; ++dy)
+      w[size_t(dy + r)] = int(std::lround(r * std::sqrt(double(r * r - dy * dy) / (r * r))));
+  return w;
+}
+
+struct Pass {
+  bool max = false;
+  Segments rows;                // half-widths by dy, centred
+  int src = -1;                 // -1: the stage input, else a temp plane
+  int dst = -1;                 // -1: the output, else a temp plane
+  int combine = 0, other = -1;  // see morphology.cl; other: -1 input, else a temp plane
+  int ext_x = 0, ext_y = 0;     // how far past the strip this pass computes
+  int rx() const { return *std::max_element(rows.begin(), rows.end()); }
+  int ry() const { return int(rows.size() / 2); }
+};
+
+// The program text of one element: ROW(dy, w) for each row.
+std::string rows_text(const Segments& rows) {
+  std::string text;
+  const int r = int(rows.size() / 2);
+  for (int dy = -r; dy <= r; ++dy)
+    text += "ROW(" + std::to_string(dy) + "," + std::to_string(rows[size_t(dy + r)]) + ")";
+  return text;
+}
+
+class Morphology : public Filter {
+ public:
+  Morphology(Device& device, std::vector<Pass> passes, int temps, Border border, std::string what)
+      : passes_(std::move(passes)),
+        temps_(temps),
+        border_(border),
+        what_(std::move(what)),
+        // Direct devices that take vectors of outputs (CPUs): the tuning's width a work-item.
+        vector_(device.tuning().variant == Variant::direct && device.tuning().vector_width >= 8
+                    ? device.tuning().vector_width
+                    : 1) {
+    for (const Pass& p : passes_) {
+      halo_.x = std::max(halo_.x, p.ext_x + p.rx());
+      halo_.y = std::max(halo_.y, p.ext_y + p.ry());
+      const std::string options = " -D MAX=" + std::string(p.max ? "1" : "0") +
+                                  " -D RX=" + std::to_string(p.rx()) +
+                                  " -D RY=" + std::to_string(p.ry()) +
+                                  (vector_ > 1 ? " -D VW=" + std::to_string(vector_) : "");
+      const std::string source =
+          "#define MORPH_ROWS " + rows_text(p.rows) + "\n" + morphology_morphology_cl;
+      kernels_.push_back(device.kernel(
+          device.build("morphology.cl", source, options, Helpers::border | Helpers::stage),
+          vector_ > 1 ? "morph_pass_vector" : "morph_pass"));
+    }
+  }
+  Halo halo() const override { return halo_; }
+  Border border() const override { return border_; }
+  int temp_planes() const override { return temps_; }
+  void enqueue(Stage& stage) override {
+    auto plane = [&](int index, bool is_output) -> const Plane& {
+      return index >= 0 ? stage.temp(index) : is_output ? stage.output() : stage.input();
+    };
+    for (size_t i = 0; i < passes_.size(); ++i) {
+      const Pass& p = passes_[i];
+      const int w = stage.width() + 2 * p.ext_x, h = stage.rows() + 2 * p.ext_y;
+      KernelArgs(kernels_[i]) << plane(p.src, false) << plane(p.dst, true) << -p.ext_x << -p.ext_y
+                              << w << h << stage.width() << stage.first_row() << stage.image_rows()
+                              << int(border_.mode) << border_.value << int(p.src >= 0)
+                              << plane(p.other, false) << p.combine;
+      const size_t items = (size_t(w) + size_t(vector_) - 1) / size_t(vector_);
+      stage.launch(kernels_[i],
+                   cl::NDRange((items + 63) / 64 * 64, size_t(h), size_t(stage.channels())),
+                   cl::NDRange(64, 1, 1), "morph_pass");
+    }
+  }
+  std::string describe() const override {
+    return what_ + ", " + std::to_string(passes_.size()) + " pass" +
+           (passes_.size() == 1 ? "" : "es") + ", direct" +
+           (vector_ > 1 ? " x" + std::to_string(vector_) : "");
+  }
+
+ private:
+  std::vector<Pass> passes_;
+  int temps_;
+  Border border_;
+  std::string what_;
+  int vector_;
+  Halo halo_;
+  std::vector<cl::Kernel> kernels_;
+};
+
+// Builds the passes of an operation: chains of erodes (min) and dilates (max), each element one
+// pass or, for a separable rect, two; temp planes handed out as they free up.
+class Planner {
+ public:
+  Planner(const std::string& shape, int r, int iterations) {
+    // OpenCV folds a rect's iterations into one larger rect; other shapes repeat.
+    if (shape == "rect") {
+      r *= iterations;
+      iterations = 1;
+    }
+    iterations_ = iterations;
+    if (shape == "rect" && r >= separable_from_radius) {
+      elements_ = {Segments{r}, Segments(size_t(2 * r + 1), 0)};
+    } else {
+      elements_ = {element(shape, r)};
+    }
+  }
+  // `count` erodes (max = false) or dilates from `src`; returns the plane the last one wrote.
+  int chain(bool max, int src, bool last_to_output) {
+    for (int it = 0; it < iterations_; ++it)
+      for (size_t e = 0; e < elements_.size(); ++e) {
+        Pass p;
+        p.max = max;
+        p.rows = elements_[e];
+        p.src = src;
+        const bool final = last_to_output && it + 1 == iterations_ && e + 1 == elements_.size();
+        p.dst = final ? -1 : take();
+        if (src >= 0) release(src);
+        src = p.dst;
+        passes_.push_back(p);
+      }
+    return src;
+  }
+  void keep(int temp) { kept_.push_back(temp); }
+  Pass& last() { return passes_.back(); }
+  // Each pass computes past the strip as far as the passes after it reach; the chains of a
+  // gradient end where they are combined, so its first chain needs no more than its second.
+  std::vector<Pass> finish(int first_chain_end) {
+    int ex = 0, ey = 0;
+    for (size_t i = passes_.size(); i-- > 0;) {
+      if (int(i) == first_chain_end) ex = ey = 0;
+      passes_[i].ext_x = ex;
+      passes_[i].ext_y = ey;
+      ex += passes_[i].rx();
+      ey += passes_[i].ry();
+    }
+    return passes_;
+  }
+  int temps() const { return int(busy_.size()); }
+  int passes() const { return int(passes_.size()); }
+
+ private:
+  int iterations_;
+  std::vector<Segments> elements_;
+  std::vector<Pass> passes_;
+  std::vector<bool> busy_;
+  std::vector<int> kept_;
+  int take() {
+    for (size_t t = 0; t < busy_.size(); ++t)
+      if (!busy_[t]) return busy_[t] = true, int(t);
+    busy_.push_back(true);
+    return int(busy_.size() - 1);
+  }
+  void release(int temp) {
+    if (std::find(kept_.begin(), kept_.end(), temp) == kept_.end()) busy_[size_t(temp)] = false;
+  }
+};
+
+class MorphologyFactory : public FilterFactory {
+ public:
+  std::string name() const override { return "morphology"; }
+  std::string summary() const override {
+    return "erode, dilate, open, close, gradient, tophat, blackhat (cv2.morphologyEx) with rect, "
+           "ellipse or cross elements";
+  }
+  std::vector<ParamSpec> params() const override {
+    std::vector<ParamSpec> specs{
+        ParamSpec::one_of("op",
+                          {"erode", "dilate", "open", "close", "gradient", "tophat", "blackhat"},
+                          "erode = min, dilate = max over the element; open = dilate(erode); "
+                          "close = erode(dilate); gradient = dilate - erode; tophat = in - open; "
+                          "blackhat = close - in")
+            .fallback("erode"),
+        ParamSpec::one_of("shape", {"rect", "ellipse", "cross"},
+                          "the structuring element, as cv2.getStructuringElement makes it")
+            .fallback("rect")};
+    for (auto& spec : clf_plugins::window_params(3, max_radius)) specs.push_back(spec);
+    specs.push_back(ParamSpec::integer("iterations",
+                                       "erodes and dilates each applied this many times (a "
+                                       "rect's fold into one larger rect, as OpenCV's do)")
+                        .fallback("1")
+                        .at_least(1)
+                        .at_most(64));
+    return with_border_params(specs, "ignore", true);
+  }
+  std::unique_ptr<Filter> create(const Params& p, Device& device) const override {
+    const int r = clf_plugins::window_radius(p, name());
+    const std::string op = p.get_string("op"), shape = p.get_string("shape");
+    const int iterations = p.get_int("iterations");
+    if (r * iterations > max_radius)
+      throw Error(ErrorKind::usage, "morphology: radius x iterations must be at most " +
+                                        std::to_string(max_radius) + " (got " + std::to_string(r) +
+                                        " x " + std::to_string(iterations) + ")");
+    Planner plan(shape, r, iterations);
+    int first_chain_end = -1;
+    if (op == "erode" || op == "dilate") {
+      plan.chain(op == "dilate", -1, true);
+    } else if (op == "open" || op == "tophat") {
+      plan.chain(true, plan.chain(false, -1, false), true);
+      if (op == "tophat") plan.last().combine = 1;  // in - open
+    } else if (op == "close" || op == "blackhat") {
+      plan.chain(false, plan.chain(true, -1, false), true);
+      if (op == "blackhat") plan.last().combine = 2;  // close - in
+    } else {  // gradient: dilate into a temp kept, then erode, combined
+      const int dilated = plan.chain(true, -1, false);
+      plan.keep(dilated);
+      first_chain_end = plan.passes() - 1;
+      plan.chain(false, -1, true);
+      plan.last().combine = 1;
+      plan.last().other = dilated;
+    }
+    const int k = 2 * r + 1;
+    const std::string what = "morphology " + op + " " + shape + " " + std::to_string(k) + "x" +
+                             std::to_string(k) +
+                             (iterations > 1 ? " x" + std::to_string(iterations) : "");
+    return std::make_unique<Morphology>(device, plan.finish(first_chain_end), plan.temps(),
+                                        border_from_params(p), what);
+  }
+};
+
+PluginManifest manifest() { return {{std::make_shared<MorphologyFactory>()}}; }
+}  // namespace
+
+CLF_PLUGIN(manifest)
