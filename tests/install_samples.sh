@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ctest: install clfilter into a temporary prefix, build both samples against that install only,
 # and run them: the embedding tool, and the installed clfilter loading the out-of-tree plugin;
-# then a second out-of-tree plugin (samples/unsharp, a composite filter) against a reference,
+# then a second out-of-tree plugin (samples/dog, a composite filter) against a reference,
 # installed with `cmake --install` where the installed clfilter finds it unaided; and pkg-config
 # pointing at the install prefix.
 set -euo pipefail
@@ -24,25 +24,26 @@ test -s "$work/out.png"
 "$work/prefix/bin/clfilter" "$work/in.png" "$work/emboss.exr" --filter emboss:strength=2
 "$work/prefix/bin/clfilter" "$work/in.png" "$work/convolve.exr" --filter "convolve:kernel=-2,-1,0;-1,1,1;0,1,2"
 oiiotool "$work/emboss.exr" "$work/convolve.exr" --diff --fail 1e-5 >/dev/null
-# A second out-of-tree plugin, composite: the unsharp mask (samples/unsharp) against the same image
-# blurred by the built-in gaussian and combined by oiiotool: out = 2 in - gaussian(in).
-cmake -S "$source/samples/unsharp" -B "$work/unsharp" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
-cmake --build "$work/unsharp" >/dev/null
-cmake --install "$work/unsharp" >/dev/null
-test -s "$work/prefix/lib/clfilter/plugins/libclf_unsharp.so"  # where clfilter looks by default
+# A second out-of-tree plugin, composite: the difference of Gaussians (samples/dog) against the
+# same image blurred twice by the built-in gaussian and subtracted by oiiotool.
+cmake -S "$source/samples/dog" -B "$work/dog" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/dog" >/dev/null
+cmake --install "$work/dog" >/dev/null
+test -s "$work/prefix/lib/clfilter/plugins/libclf_dog.so"  # where clfilter looks by default
 export CLF_PLUGIN_PATH="$work/emboss"
 oiiotool --pattern noise:type=uniform:min=0:max=1 97x61 3 -d float -o "$work/noise.exr"
 for border in reflect101 wrap constant; do
-  "$work/prefix/bin/clfilter" "$work/noise.exr" "$work/unsharp.exr" -q \
-    --filter "unsharp:sigma=1.5,amount=1,border=$border" --strip-rows 7
-  "$work/prefix/bin/clfilter" "$work/noise.exr" "$work/blurred.exr" -q --filter "gaussian:sigma=1.5,border=$border"
-  oiiotool "$work/noise.exr" --mulc 2 "$work/blurred.exr" --sub -o "$work/want.exr"
-  oiiotool "$work/unsharp.exr" "$work/want.exr" --diff --fail 1e-5 >/dev/null
+  "$work/prefix/bin/clfilter" "$work/noise.exr" "$work/dog.exr" -q \
+    --filter "dog:sigma=1.5,ratio=2,border=$border" --strip-rows 7
+  "$work/prefix/bin/clfilter" "$work/noise.exr" "$work/narrow.exr" -q --filter "gaussian:sigma=1.5,border=$border"
+  "$work/prefix/bin/clfilter" "$work/noise.exr" "$work/wide.exr" -q --filter "gaussian:sigma=3,border=$border"
+  oiiotool "$work/narrow.exr" "$work/wide.exr" --sub -o "$work/want.exr"
+  oiiotool "$work/dog.exr" "$work/want.exr" --diff --fail 1e-5 >/dev/null
 done
 # The docs and samples are installed for authors who only have the package.
 test -s "$work/prefix/share/doc/clfilter/PLUGINS.md"
 test -s "$work/prefix/share/clfilter/samples/plugin/emboss.cpp"
-test -s "$work/prefix/share/clfilter/samples/unsharp/unsharp.cpp"
+test -s "$work/prefix/share/clfilter/samples/dog/dog.cpp"
 # pkg-config follows the prefix the install was given, not CMAKE_INSTALL_PREFIX.
 flags=$(PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" pkg-config --cflags --libs clfilter)
 case "$flags" in *"$work/prefix/lib/pkgconfig/../../include"*) ;; *) echo "pkg-config: $flags"; exit 1;; esac

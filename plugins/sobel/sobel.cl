@@ -1,9 +1,15 @@
-// Sobel gradient magnitude in one pass: both derivative windows read from the same pixels, so the
-// image is read once and written once. Built with -D RX=R -D RY=R (both kernels zero-padded to
-// (2R+1)^2) and Helpers::correlate: the sums are correlate.clh's clf_sums_* bodies with two weight
-// sets (wx, wy); these kernels add the finish, sqrt(gx^2 + gy^2) * scale + delta.
+// Two derivative windows in one pass, read from the same pixels, so the image is read once and
+// written once: the Sobel gradient magnitude sqrt(gx^2 + gy^2) * scale + delta, or with
+// -D SOBEL_SUM the Laplacian (gx + gy) * scale + delta, gx and gy the second derivatives. Built
+// with -D RX=R -D RY=R (both kernels zero-padded to (2R+1)^2) and Helpers::correlate: the sums are
+// correlate.clh's clf_sums_* bodies with two weight sets (wx, wy); these kernels add the finish.
+#if defined(SOBEL_SUM)
+#define SOBEL_COMBINE(gx, gy) ((gx) + (gy))
+#else
+#define SOBEL_COMBINE(gx, gy) sqrt((gx) * (gx) + (gy) * (gy))
+#endif
 inline float sobel_combine(float gx, float gy, float scale, float delta) {
-  return sqrt(gx * gx + gy * gy) * scale + delta;
+  return SOBEL_COMBINE(gx, gy) * scale + delta;
 }
 
 __kernel void sobel_magnitude_direct(CLF_PLANE_IN(src), CLF_PLANE(dst), int width, int rows,
@@ -29,7 +35,7 @@ __kernel void sobel_magnitude_vector(CLF_PLANE_IN(src), CLF_PLANE(dst), int widt
   if (x0 + VW <= width) {
     clf_floatv gx, gy;
     clf_sums_vector(s, src_pitch, wx, wy, 2, &gx, &gy);
-    CLF_CAT(vstore, VW)(sqrt(gx * gx + gy * gy) * scale + delta, 0, d);
+    CLF_CAT(vstore, VW)(SOBEL_COMBINE(gx, gy) * scale + delta, 0, d);
   } else {
     for (int k = 0; k < width - x0; ++k) {
       float gx, gy;
@@ -44,7 +50,7 @@ __kernel void sobel_magnitude_vector(CLF_PLANE_IN(src), CLF_PLANE(dst), int widt
 // 4 x TH outputs per work-item: from global memory (blocked) or from a window staged with
 // clf_stage_window (tiled).
 inline void sobel_finish4(float4* gx, const float4* gy, float scale, float delta) {
-  for (int t = 0; t < TH; ++t) gx[t] = sqrt(gx[t] * gx[t] + gy[t] * gy[t]) * scale + delta;
+  for (int t = 0; t < TH; ++t) gx[t] = SOBEL_COMBINE(gx[t], gy[t]) * scale + delta;
 }
 
 __kernel void sobel_magnitude_blocked(CLF_PLANE_IN(src), CLF_PLANE(dst), int width, int rows,

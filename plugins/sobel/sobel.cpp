@@ -68,18 +68,20 @@ std::vector<float> padded_outer(const std::vector<float>& kx, const std::vector<
   return w;
 }
 
+// Two windows read in one pass and combined: the gradient magnitude, or (sum) the Laplacian.
 class SobelMagnitude : public Filter {
  public:
   SobelMagnitude(Device& device, const std::vector<float>& wx, const std::vector<float>& wy, int r,
-                 float scale, float delta, Border border, std::string what)
-      : radius_(r),
+                 float scale, float delta, Border border, std::string what, bool sum = false)
+      : sum_(sum),
+        radius_(r),
         scale_(scale),
         delta_(delta),
         border_(border),
         what_(std::move(what)),
         tiling_(choose_tiling(device, r, r)) {
-    const std::string options =
-        "-D RX=" + std::to_string(r) + " -D RY=" + std::to_string(r) + tiling_.defines();
+    const std::string options = "-D RX=" + std::to_string(r) + " -D RY=" + std::to_string(r) +
+                                tiling_.defines() + (sum ? " -D SOBEL_SUM" : "");
     // sobel.cl's kernels are built on correlate.clh's blocked helpers (and its -D RX/RY macros).
     cl::Program program = device.build("sobel.cl", sobel_sobel_cl, options, Helpers::correlate);
     kernel_ = device.kernel(program, ("sobel_magnitude" + tiling_.suffix()).c_str());
@@ -96,10 +98,11 @@ class SobelMagnitude : public Filter {
                  tiling_.local(), "sobel_magnitude");
   }
   std::string describe() const override {
-    return what_ + ", fused magnitude, " + tiling_.describe();
+    return what_ + (sum_ ? ", fused sum, " : ", fused magnitude, ") + tiling_.describe();
   }
 
  private:
+  bool sum_;
   int radius_;
   float scale_, delta_;
   Border border_;
@@ -169,7 +172,43 @@ class SobelFactory : public FilterFactory {
   }
 };
 
-PluginManifest manifest() { return {{std::make_shared<SobelFactory>()}}; }
+// cv2.Laplacian(ddepth=-1): d^2/dx^2 + d^2/dy^2 with the Sobel kernels of ksize (ksize 1: the
+// 3x3 [0 1 0; 1 -4 1; 0 1 0]), both windows in one pass.
+class LaplacianFactory : public FilterFactory {
+ public:
+  std::string name() const override { return "laplacian"; }
+  std::string summary() const override {
+    return "Laplacian d2/dx2 + d2/dy2 (cv2.Laplacian), the Sobel kernels' second derivatives";
+  }
+  std::vector<ParamSpec> params() const override {
+    return with_border_params({
+        ParamSpec::one_of("ksize", {"1", "3", "5", "7"},
+                          "aperture: 1 = [0 1 0; 1 -4 1; 0 1 0]; 3, 5, 7 = the Sobel kernels "
+                          "(3: [2 0 2; 0 -8 0; 2 0 2])")
+            .fallback("1"),
+        ParamSpec::number("scale", "multiplies the result").fallback("1"),
+        ParamSpec::number("delta", "added to the result after scaling").fallback("0"),
+    });
+  }
+  std::unique_ptr<Filter> create(const Params& p, Device& device) const override {
+    const int ksize = p.get_int("ksize");
+    const float scale = float(p.get_float("scale")), delta = float(p.get_float("delta"));
+    // ksize 1: the second difference [1 -2 1] along one axis, no smoothing along the other.
+    const std::vector<float> d2 = deriv_kernel(2, std::max(ksize, 3), false),
+                             smooth = ksize == 1 ? std::vector<float>{0, 1, 0}
+                                                 : deriv_kernel(0, ksize, false);
+    const int r = int(std::max(d2.size(), smooth.size()) / 2);
+    check_correlation_range(
+        "laplacian", std::abs(double(scale)) * 2 * weights_l1(d2) * weights_l1(smooth), delta);
+    return std::make_unique<SobelMagnitude>(
+        device, padded_outer(d2, smooth, r), padded_outer(smooth, d2, r), r, scale, delta,
+        border_from_params(p), "laplacian ksize " + std::to_string(ksize), true);
+  }
+};
+
+PluginManifest manifest() {
+  return {{std::make_shared<SobelFactory>(), std::make_shared<LaplacianFactory>()}};
+}
 }  // namespace
 
 CLF_PLUGIN(manifest)

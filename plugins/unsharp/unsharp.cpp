@@ -1,5 +1,7 @@
-// unsharp: out = in + amount * (in - gaussian(in)), an unsharp mask composed from the core's
-// Gaussian (clf::gaussian_taps and its radius rule) and a kernel of its own.
+// unsharp: out = in + amount * (in - gaussian(in, sigma)), the difference left out where it is
+// under `threshold` (OpenImageIO's unsharp_mask rule), composed as a plugin author would: the
+// core's Gaussian (clf::gaussian_taps, clf::gaussian_radius) into a temp plane, then a kernel of
+// its own (samples/dog is the out-of-tree version of the pattern).
 #include <clf/correlate.hpp>
 #include <clf/filter.hpp>
 #include <clf/plugin.hpp>
@@ -11,10 +13,11 @@ using namespace clf;
 
 class Unsharp : public Filter {
  public:
-  Unsharp(Device& device, double sigma, float amount, Border border)
+  Unsharp(Device& device, double sigma, float amount, float threshold, Border border)
       : blur_(device, gaussian_taps(sigma, gaussian_radius(sigma)),
               gaussian_taps(sigma, gaussian_radius(sigma)), 0.f, "unsharp_blur"),
         amount_(amount),
+        threshold_(threshold),
         border_(border),
         kernel_(device.kernel(device.build("unsharp.cl", unsharp_unsharp_cl, "", Helpers::stage),
                               "unsharp_combine")) {}
@@ -26,7 +29,7 @@ class Unsharp : public Filter {
     const Plane& blurred = stage.temp(blur_.temp_planes());
     blur_.enqueue(stage, stage.input(), blurred);
     KernelArgs(kernel_) << stage.input() << blurred << stage.output() << stage.width()
-                        << stage.rows() << amount_;
+                        << stage.rows() << amount_ << threshold_;
     stage.launch(kernel_,
                  cl::NDRange((size_t(stage.width()) + 63) / 64 * 64, size_t(stage.rows()),
                              size_t(stage.channels())),
@@ -36,7 +39,7 @@ class Unsharp : public Filter {
 
  private:
   SeparableCorrelation blur_;
-  float amount_;
+  float amount_, threshold_;
   Border border_;
   cl::Kernel kernel_;
 };
@@ -44,21 +47,33 @@ class Unsharp : public Filter {
 class UnsharpFactory : public FilterFactory {
  public:
   std::string name() const override { return "unsharp"; }
-  std::string summary() const override { return "unsharp mask: in + amount (in - gaussian(in))"; }
+  std::string summary() const override {
+    return "unsharp mask: in + amount (in - gaussian(in, sigma)) where that difference reaches "
+           "threshold";
+  }
   std::vector<ParamSpec> params() const override {
     return with_border_params({
-        ParamSpec::number("sigma", "the blur's standard deviation")
-            .fallback("2")
+        ParamSpec::number("sigma", "the blur's standard deviation (OpenCV's Gaussian taps)")
+            .fallback("1")
             .above(0)
             .at_most(64),
-        ParamSpec::number("amount", "how much of the detail is added back")
+        ParamSpec::number("amount", "how much of the difference is added back")
             .fallback("1")
+            .at_least(0)
+            .at_most(100),
+        ParamSpec::number("threshold",
+                          "differences smaller than this (in pixel values: 0..255 for u8) are "
+                          "left out, so flat noise is not sharpened")
+            .fallback("0")
             .at_least(0),
     });
   }
   std::unique_ptr<Filter> create(const Params& p, Device& device) const override {
-    return std::make_unique<Unsharp>(device, p.get_float("sigma"), float(p.get_float("amount")),
-                                     border_from_params(p));
+    const float amount = float(p.get_float("amount"));
+    // |out| <= |in| + amount (|in| + |blurred|): the gain a correlation would have.
+    check_correlation_range("unsharp", 1.0 + 2.0 * amount, 0.f);
+    return std::make_unique<Unsharp>(device, p.get_float("sigma"), amount,
+                                     float(p.get_float("threshold")), border_from_params(p));
   }
 };
 

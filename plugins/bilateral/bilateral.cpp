@@ -1,0 +1,156 @@
+// bilateral: edge-preserving smoothing (cv2.bilateralFilter). Every channel of a pixel in one
+// work-item, since the colour distance sums over them all: the pattern for filters that need the
+// channels together (Stage planes carry them, plane_stride floats apart). The kernel is built per
+// channel count, when the first strip says it (Stage::channels).
+#include <clf/error.hpp>
+#include <clf/filter.hpp>
+#include <clf/plugin.hpp>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "bilateral_kernels.hpp"  // bilateral_bilateral_cl
+
+namespace {
+using namespace clf;
+
+constexpr int max_radius = 64;
+constexpr int tile_w = 32, tile_h = 8;
+constexpr int tiled_max_channels = 4;
+
+class Bilateral : public Filter {
+ public:
+  Bilateral(Device& device, int radius, double sigma_color, double sigma_space, Border border)
+      : device_(device),
+        radius_(radius),
+        sigma_color_(sigma_color),
+        sigma_space_(sigma_space),
+        border_(border),
+        color_coeff_(float(-0.5 / (sigma_color * sigma_color))) {
+    // OpenCV's taps: the disc sqrt(dx^2 + dy^2) <= radius, space weights exp(-r^2 / 2 ss^2).
+    std::vector<cl_int2> offsets;
+    std::vector<float> space;
+    const double space_coeff = -0.5 / (sigma_space * sigma_space);
+    for (int dy = -radius; dy <= radius; ++dy)
+      for (int dx = -radius; dx <= radius; ++dx) {
+        const double r2 = double(dx) * dx + double(dy) * dy;
+        if (std::sqrt(r2) > radius) continue;
+        offsets.push_back(cl_int2{{dx, dy}});
+        space.push_back(float(std::exp(r2 * space_coeff)));
+      }
+    taps_ = int(space.size());
+    offsets_ = device.upload(offsets.data(), offsets.size() * sizeof(cl_int2), "bilateral taps");
+    space_ = device.upload(space.data(), space.size() * sizeof(float), "bilateral weights");
+  }
+  Halo halo() const override { return {radius_, radius_}; }
+  Border border() const override { return border_; }
+  void enqueue(Stage& stage) override {
+    const Layout& layout = layout_for(stage.channels());
+    cl::Kernel& kernel = kernels_[stage.channels()].kernel;
+    KernelArgs(kernel) << stage.input() << stage.output() << stage.width() << stage.rows()
+                       << offsets_.get() << space_.get() << taps_ << color_coeff_;
+    const size_t w = size_t(stage.width()), h = size_t(stage.rows());
+    if (layout.tiled)
+      stage.launch(
+          kernel,
+          cl::NDRange((w + tile_w - 1) / tile_w * tile_w, (h + tile_h - 1) / tile_h * tile_h, 1),
+          cl::NDRange(tile_w, tile_h, 1), "bilateral_tiled");
+    else
+      stage.launch(kernel, cl::NDRange((w + size_t(layout.vector) - 1) / size_t(layout.vector), h),
+                   cl::NullRange, layout.vector > 1 ? "bilateral_vector" : "bilateral_direct");
+  }
+  std::string describe() const override {
+    char text[120];
+    std::snprintf(text, sizeof text, "bilateral d %d (%d taps), sigma_color %g, sigma_space %g, ",
+                  2 * radius_ + 1, taps_, sigma_color_, sigma_space_);
+    std::string layouts;
+    for (const auto& [channels, layout] : kernels_)
+      layouts += (layouts.empty() ? "" : ", ") + std::to_string(channels) + " channels " +
+                 (layout.tiled ? "tiled " + std::to_string(tile_w) + "x" + std::to_string(tile_h)
+                  : layout.vector > 1 ? "direct x" + std::to_string(layout.vector)
+                                      : std::string("direct"));
+    return text + (layouts.empty() ? std::string("layout chosen per channel count") : layouts);
+  }
+
+ private:
+  struct Layout {
+    bool tiled = false;
+    int vector = 1;
+    cl::Kernel kernel;
+  };
+  Device& device_;
+  int radius_;
+  double sigma_color_, sigma_space_;
+  Border border_;
+  float color_coeff_;
+  int taps_ = 0;
+  DeviceBuffer offsets_, space_;
+  std::map<int, Layout> kernels_;
+
+  const Layout& layout_for(int channels) {
+    auto found = kernels_.find(channels);
+    if (found != kernels_.end()) return found->second;
+    const Tuning& tuning = device_.tuning();
+    Layout layout;
+    const uint64_t window_bytes = uint64_t(channels) * (tile_h + 2 * radius_) *
+                                  ((plane_margin(radius_) + tile_w + radius_ + 3) / 4) * 16;
+    layout.tiled = tuning.variant == Variant::tiled && channels <= tiled_max_channels &&
+                   window_bytes <= device_.info().local_mem_bytes;
+    layout.vector = !layout.tiled && tuning.vector_width >= 8 ? 8 : 1;
+    std::string options = " -D CH=" + std::to_string(channels);
+    if (layout.tiled) {
+      options += " -D R=" + std::to_string(radius_) + " -D TW=" + std::to_string(tile_w) +
+                 " -D TH=" + std::to_string(tile_h);
+      if (tuning.stage_with_loads) options += " -D CLF_STAGE_LOADS";
+    } else if (layout.vector > 1) {
+      options += " -D VW=" + std::to_string(layout.vector);
+    }
+    cl::Program program = device_.build("bilateral.cl", bilateral_bilateral_cl, options,
+                                        Helpers::border | Helpers::stage);
+    layout.kernel = device_.kernel(program, layout.tiled        ? "bilateral_tiled"
+                                            : layout.vector > 1 ? "bilateral_vector"
+                                                                : "bilateral_direct");
+    return kernels_[channels] = layout;
+  }
+};
+
+class BilateralFactory : public FilterFactory {
+ public:
+  std::string name() const override { return "bilateral"; }
+  std::string summary() const override {
+    return "edge-preserving smoothing (cv2.bilateralFilter): neighbours weighted by distance and "
+           "by colour difference";
+  }
+  std::vector<ParamSpec> params() const override {
+    return with_border_params({
+        ParamSpec::integer("d",
+                           "diameter of the disc of neighbours; 0 = from sigma_space (radius "
+                           "round(1.5 sigma_space)), as OpenCV")
+            .fallback("0")
+            .at_least(0)
+            .at_most(2 * max_radius + 1),
+        ParamSpec::number("sigma_color",
+                          "colour sigma, in pixel values (0..255 for u8, 0..1 for usual float "
+                          "images): larger mixes more different colours")
+            .fallback("25")
+            .above(0),
+        ParamSpec::number("sigma_space", "spatial sigma in pixels")
+            .fallback("3")
+            .above(0)
+            .at_most(max_radius / 1.5),
+    });
+  }
+  std::unique_ptr<Filter> create(const Params& p, Device& device) const override {
+    const int d = p.get_int("d");
+    const double sigma_space = p.get_float("sigma_space");
+    // OpenCV: radius d / 2, or round(1.5 sigma_space) for d <= 0; at least 1.
+    const int radius = std::max(1, d > 0 ? d / 2 : int(std::lrint(sigma_space * 1.5)));
+    return std::make_unique<Bilateral>(device, radius, p.get_float("sigma_color"), sigma_space,
+                                       border_from_params(p));
+  }
+};
+
+PluginManifest manifest() { return {{std::make_shared<BilateralFactory>()}}; }
+}  // namespace
+
+CLF_PLUGIN(manifest)
