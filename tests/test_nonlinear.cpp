@@ -1,0 +1,169 @@
+// The non-linear filters (median, rank, morphology, bilateral) and the compositions (laplacian,
+// unsharp) through the C++ API: every kernel layout the tuning can pick, forced, gives the same
+// result; 1-row strips give the whole image's bits; u8 and float images; errors name the filter
+// and parameter. Results against OpenCV and scipy on photographs: tests/python/test_nonlinear.py.
+#include <cmath>
+#include <cstring>
+
+#include "support.hpp"
+
+namespace {
+
+// The largest |a - b| over two images of one shape, in their values.
+double largest_difference(const clf::Image& a, const clf::Image& b) {
+  REQUIRE(a.width() == b.width());
+  REQUIRE(a.height() == b.height());
+  REQUIRE(a.channels() == b.channels());
+  const ref::Image ra = test::to_ref(a), rb = test::to_ref(b);
+  double largest = 0;
+  for (size_t i = 0; i < ra.values.size(); ++i)
+    largest = std::max(largest, std::abs(ra.values[i] - rb.values[i]));
+  return largest;
+}
+
+bool same_bits(const clf::Image& a, const clf::Image& b) {
+  return a.height() == b.height() && a.row_bytes() == b.row_bytes() &&
+         std::memcmp(a.data(), b.data(), a.row_bytes() * size_t(a.height())) == 0;
+}
+
+const char* const exact_specs[] = {
+    "median:ksize=3",
+    "median:ksize=7,border=reflect101",
+    "median:ksize=11",  // u8: the histogram; float: bisection
+    "median:ksize=5,method=bisect,border=wrap",
+    "rank:ksize=5,percentile=20,border=constant,border_value=7",
+    "morphology:op=open,shape=ellipse,ksize=5",
+    "morphology:op=gradient,shape=rect,ksize=7,border=reflect",
+    "morphology:op=blackhat,shape=cross,ksize=5,iterations=2,border=replicate",
+    "morphology:op=close,ksize=3,border=wrap",
+    "morphology:op=tophat,ksize=5,border=constant,border_value=100",
+};
+
+// Layouts the tuning can give these kernels: tiled (staged windows), direct one output a
+// work-item, direct vectors of 8 and of 16.
+struct Layout {
+  clf::Variant variant;
+  int vector_width;
+  const char* name;
+};
+const Layout layouts[] = {{clf::Variant::direct, 1, "direct"},
+                          {clf::Variant::direct, 8, "direct x8"},
+                          {clf::Variant::direct, 16, "direct x16"},
+                          {clf::Variant::tiled, 0, "tiled"}};
+
+}  // namespace
+
+TEST_CASE("every layout and 1-row strips give the same bits for median, rank and morphology",
+          "[layout]") {
+  for (const clf::PixelType type : {clf::PixelType::u8, clf::PixelType::f32})
+    for (const int channels : {1, 3}) {
+      const clf::Image in = test::random_image(83, 29, channels, type, 11);
+      for (const char* spec : exact_specs) {
+        clf::Image want;
+        {
+          test::VariantScope scope(clf::Variant::direct, 1);
+          want = test::run_chain({spec}, in);
+        }
+        for (const Layout& layout : layouts) {
+          INFO(spec << " " << clf::pixel_type_name(type) << " x" << channels << " " << layout.name);
+          test::VariantScope scope(layout.variant, layout.vector_width);
+          CHECK(same_bits(test::run_chain({spec}, in), want));
+          clf::RunOptions strips;
+          strips.strip_rows = 1;
+          CHECK(same_bits(test::run_chain({spec}, in, strips), want));
+        }
+      }
+    }
+}
+
+TEST_CASE("the median's three ways agree wherever each applies", "[layout]") {
+  const clf::Image u8 = test::random_image(70, 41, 2, clf::PixelType::u8, 3);
+  for (const char* size : {"ksize=3", "ksize=9"}) {
+    const std::string base = std::string("median:") + size + ",method=";
+    const clf::Image network = test::run_chain({base + "network"}, u8);
+    CHECK(same_bits(test::run_chain({base + "histogram"}, u8), network));
+    CHECK(same_bits(test::run_chain({base + "bisect"}, u8), network));
+  }
+  const clf::Image f32 = test::random_image(50, 33, 1, clf::PixelType::f32, 4);
+  CHECK(same_bits(test::run_chain({"rank:ksize=7,percentile=90,method=network"}, f32),
+                  test::run_chain({"rank:ksize=7,percentile=90,method=bisect"}, f32)));
+}
+
+TEST_CASE("bilateral: every layout and 1-row strips within float rounding", "[layout]") {
+  for (const int channels : {1, 3, 5}) {  // 5: past the tiled kernel's 4, direct on every device
+    const clf::Image in = test::random_image(77, 23, channels, clf::PixelType::f32, 9);
+    const std::string spec = "bilateral:d=7,sigma_color=0.3,sigma_space=2,border=reflect";
+    clf::Image want;
+    {
+      test::VariantScope scope(clf::Variant::direct, 1);
+      want = test::run_chain({spec}, in);
+    }
+    for (const Layout& layout : layouts) {
+      INFO(layout.name << " x" << channels);
+      test::VariantScope scope(layout.variant, layout.vector_width);
+      CHECK(largest_difference(test::run_chain({spec}, in), want) <= 1e-6);
+      clf::RunOptions strips;
+      strips.strip_rows = 1;
+      CHECK(largest_difference(test::run_chain({spec}, in, strips), want) <= 1e-6);
+    }
+  }
+}
+
+TEST_CASE("non-linear filters fuse in chains: the chain equals its filters one after another") {
+  const clf::Image in = test::random_image(64, 37, 3, clf::PixelType::f32, 21);
+  const std::vector<std::string> chain = {
+      "median:ksize=5",    "morphology:op=open,ksize=3", "gaussian:sigma=1.5",
+      "laplacian:ksize=3", "unsharp:sigma=1,amount=0.5", "bilateral:d=5"};
+  clf::Image step = in;
+  for (const std::string& spec : chain) step = test::run_chain({spec}, step);
+  CHECK(same_bits(test::run_chain(chain, in), step));
+  clf::RunOptions strips;
+  strips.strip_rows = 3;
+  CHECK(same_bits(test::run_chain(chain, in, strips), step));
+}
+
+TEST_CASE("morphology's default border: outside pixels never win, on a flat image too") {
+  // A flat image stays flat under every operation with border=ignore (OpenCV's default): the
+  // pixels outside are neither the image's value nor anything else.
+  clf::Image in(31, 17, 1, clf::PixelType::f32);
+  for (int y = 0; y < 17; ++y)
+    for (int x = 0; x < 31; ++x) reinterpret_cast<float*>(in.row(y))[x] = 42.f;
+  for (const char* op : {"erode", "dilate", "open", "close"})
+    for (const char* shape : {"rect", "ellipse", "cross"}) {
+      INFO(op << " " << shape);
+      const clf::Image out =
+          test::run_chain({std::string("morphology:ksize=9,op=") + op + ",shape=" + shape}, in);
+      CHECK(largest_difference(out, in) == 0);
+    }
+  for (const char* op : {"gradient", "tophat", "blackhat"}) {
+    const clf::Image out = test::run_chain({std::string("morphology:ksize=9,op=") + op}, in);
+    for (int y = 0; y < 17; ++y)
+      for (int x = 0; x < 31; ++x) CHECK(reinterpret_cast<const float*>(out.row(y))[x] == 0.f);
+  }
+}
+
+TEST_CASE("the new filters refuse bad parameters by name") {
+  const std::pair<const char*, const char*> cases[] = {
+      {"median:ksize=4", "median: ksize must be odd"},
+      {"median:ksize=3,radius=1", "median: give ksize or radius"},
+      {"rank:percentile=101", "percentile"},
+      {"morphology:op=thin", "op"},
+      {"morphology:shape=diamond", "shape"},
+      {"morphology:radius=200,iterations=2", "radius x iterations"},
+      {"bilateral:sigma_color=-1", "sigma_color"},
+      {"bilateral:sigma_space=0", "sigma_space"},
+      {"laplacian:ksize=9", "ksize"},
+      {"unsharp:amount=-1", "amount"},
+      {"gaussian:border=ignore", "border"},  // ignore is for extrema only
+      {"median:method=network,ksize=11", "method=network takes ksize up to 9"},
+  };
+  for (const auto& [spec, message] : cases) {
+    INFO(spec);
+    clf::Pipeline p(test::device());
+    REQUIRE_THROWS_WITH(p.add(test::registry(), spec), Catch::Contains(message));
+  }
+  // A way that needs u8 data says so when the image is not.
+  const clf::Image f32 = test::random_image(9, 9, 1, clf::PixelType::f32, 1);
+  REQUIRE_THROWS_WITH(test::run_chain({"median:ksize=3,method=histogram"}, f32),
+                      Catch::Contains("method=histogram counts u8 levels; this image is f32"));
+}
