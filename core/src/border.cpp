@@ -27,8 +27,9 @@ const char* border_mode_name(BorderMode mode) {
 namespace {
 std::vector<ParamSpec> border_specs(const std::string& default_mode, bool offer_ignore) {
   std::vector<std::string> modes{"replicate", "reflect", "reflect101", "wrap", "constant"};
-  std::string help = "how pixels outside the image are made (OpenCV names; reflect101 = "
-                     "gfedcb|abcdefgh|gfedcba)";
+  std::string help =
+      "how pixels outside the image are made (OpenCV names; reflect101 = "
+      "gfedcb|abcdefgh|gfedcba)";
   if (offer_ignore) {
     modes.push_back("ignore");
     help += "; ignore = outside pixels never win (OpenCV's default for erode and dilate)";

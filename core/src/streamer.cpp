@@ -521,10 +521,9 @@ Landing Run::issue_strip(int index) {
               std::to_string(index) + " ";
   // Profiling keeps every launch's event; otherwise only the strip's last kernel's (the pack, else
   // a marker) orders the download: an event per launch is host work per command for the driver.
-  StageBinder::bind(strip.stage, device_, queues_[1], ends_.shape,
-                    options_.profile ? &strip.events : nullptr,
-                    options_.profile ? &strip.names : nullptr,
-                    options_.profile ? &strip.span_begins : nullptr);
+  StageBinder::bind(
+      strip.stage, device_, queues_[1], ends_.shape, options_.profile ? &strip.events : nullptr,
+      options_.profile ? &strip.names : nullptr, options_.profile ? &strip.span_begins : nullptr);
   enqueue_upload(strip, *job.slot);
   enqueue_unpack(strip, *job.slot);
   for (int s = 0; s < plan_.stages(); ++s) {
