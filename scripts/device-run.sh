@@ -10,21 +10,7 @@ source "$(dirname "$0")/device-build.sh"
 (cd build-dev && ctest --output-on-failure) >"$out/ctest.log" 2>&1
 grep -E "tests passed|Failed|Passed" "$out/ctest.log" | tail -12
 ./build-dev/bin/clfilter-bench --size 8192x8192 --reps 5 --json "$out/bench_8k.json" --trace "$out/trace_8k.json" | tee "$out/bench.txt"
-# The non-linear filters beside the filters they are built from, then their references (cupyx,
-# OpenCV's OpenCL path): docs/PERFORMANCE.md's non-linear table.
-{
-  ./build-dev/bin/clfilter-bench --size 8192x8192 --reps 5 --filter median:ksize=3 \
-    --filter median:ksize=5 --filter "morphology:op=dilate,ksize=3" \
-    --filter "morphology:op=dilate,ksize=31" --filter "morphology:op=dilate,shape=ellipse,ksize=15" \
-    --filter sobel --filter laplacian:ksize=3 --filter gaussian:sigma=3 --filter unsharp:sigma=3 \
-    --filter bilateral:d=9,sigma_color=75,sigma_space=75
-  for channels in 1 3; do
-    ./build-dev/bin/clfilter-bench --size 8192x8192 --reps 5 --type u8 --channels "$channels" \
-      --filter median:ksize=3 --filter median:ksize=31 --filter "morphology:op=dilate,ksize=3" \
-      --filter bilateral:d=9,sigma_color=75,sigma_space=75
-  done
-  python3 bench/nonlinear_reference.py --size 8192x8192
-} 2>&1 | tee "$out/nonlinear.txt"
+bash scripts/device-nonlinear.sh
 # CLF_QUICK=1: only the 8192x8192 f32 table above (and the sweep below, if asked for).
 if [ "${CLF_QUICK:-0}" != 1 ]; then
 for shape in "8192x8192 4 u8" "8192x8192 4 f32" "3840x2160 1 f32" "3840x2160 4 u8" "3840x2160 4 f32"; do

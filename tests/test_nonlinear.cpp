@@ -152,6 +152,7 @@ TEST_CASE("the new filters refuse bad parameters by name") {
       {"morphology:radius=200,iterations=2", "radius x iterations"},
       {"bilateral:sigma_color=-1", "sigma_color"},
       {"bilateral:sigma_space=0", "sigma_space"},
+      {"bilateral:sigma_space=50", "sigma_space=50 with d=0 makes a disc of radius 75"},
       {"laplacian:ksize=9", "ksize"},
       {"unsharp:amount=-1", "amount"},
       {"gaussian:border=ignore", "border"},  // ignore is for extrema only

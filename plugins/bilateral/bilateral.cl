@@ -6,6 +6,13 @@
 // With -D TW, TH: a TW x TH tile a group, each channel's window staged in __local; with -D VW: VW
 // outputs of a row a work-item, in SIMD vectors (CPU devices).
 
+// The colour weight of a distance: exp, or where the device's native exp is within the float
+// promise (GPUs), -D BILATERAL_EXP=native_exp.
+#if !defined(BILATERAL_EXP)
+#define BILATERAL_EXP exp
+#endif
+#define COLOR(dist) BILATERAL_EXP((dist) * (dist)*color_coeff)
+
 #define BILATERAL_CAT2(a, b) a##b
 #define BILATERAL_CAT(a, b) BILATERAL_CAT2(a, b)
 
@@ -24,7 +31,7 @@
         v[c] = LOAD((s) + c * (plane) + at);                                        \
         dist += fabs(v[c] - centre[c]);                                             \
       }                                                                             \
-      const T w = space[k] * exp(dist * dist * color_coeff);                        \
+      const T w = space[k] * COLOR(dist);                                           \
       wsum += w;                                                                    \
       for (int c = 0; c < CH; ++c) sum[c] += w * v[c];                              \
     }                                                                               \

@@ -2,6 +2,7 @@
 // work-item, since the colour distance sums over them all: the pattern for filters that need the
 // channels together (Stage planes carry them, plane_stride floats apart). The kernel is built per
 // channel count, when the first strip says it (Stage::channels).
+#include <algorithm>
 #include <clf/error.hpp>
 #include <clf/filter.hpp>
 #include <clf/plugin.hpp>
@@ -45,8 +46,8 @@ class Bilateral : public Filter {
   Halo halo() const override { return {radius_, radius_}; }
   Border border() const override { return border_; }
   void enqueue(Stage& stage) override {
-    const Layout& layout = layout_for(stage.channels());
-    cl::Kernel& kernel = kernels_[stage.channels()].kernel;
+    Layout& layout = layout_for(stage.channels());
+    cl::Kernel& kernel = layout.kernel;
     KernelArgs(kernel) << stage.input() << stage.output() << stage.width() << stage.rows()
                        << offsets_.get() << space_.get() << taps_ << color_coeff_;
     const size_t w = size_t(stage.width()), h = size_t(stage.rows());
@@ -85,9 +86,8 @@ class Bilateral : public Filter {
   float color_coeff_;
   int taps_ = 0;
   DeviceBuffer offsets_, space_;
-  std::map<int, Layout> kernels_;
-
-  const Layout& layout_for(int channels) {
+  std::map<int, Layout> kernels_;  // by channel count
+  Layout& layout_for(int channels) {
     auto found = kernels_.find(channels);
     if (found != kernels_.end()) return found->second;
     const Tuning& tuning = device_.tuning();
@@ -96,8 +96,10 @@ class Bilateral : public Filter {
                                   ((plane_margin(radius_) + tile_w + radius_ + 3) / 4) * 16;
     layout.tiled = tuning.variant == Variant::tiled && channels <= tiled_max_channels &&
                    window_bytes <= device_.info().local_mem_bytes;
-    layout.vector = !layout.tiled && tuning.vector_width >= 8 ? 8 : 1;
+    layout.vector =
+        !layout.tiled && tuning.vector_width >= 4 ? std::min(tuning.vector_width, 8) : 1;
     std::string options = " -D CH=" + std::to_string(channels);
+    if (device_.info().is_gpu) options += " -D BILATERAL_EXP=native_exp";
     if (layout.tiled) {
       options += " -D R=" + std::to_string(radius_) + " -D TW=" + std::to_string(tile_w) +
                  " -D TH=" + std::to_string(tile_h);
@@ -134,16 +136,22 @@ class BilateralFactory : public FilterFactory {
                           "images): larger mixes more different colours")
             .fallback("25")
             .above(0),
-        ParamSpec::number("sigma_space", "spatial sigma in pixels")
+        ParamSpec::number("sigma_space", "spatial sigma in pixels (with d = 0, at most " +
+                                             std::to_string(int(max_radius / 1.5)) +
+                                             ": the disc's radius)")
             .fallback("3")
-            .above(0)
-            .at_most(max_radius / 1.5),
+            .above(0),
     });
   }
   std::unique_ptr<Filter> create(const Params& p, Device& device) const override {
     const int d = p.get_int("d");
     const double sigma_space = p.get_float("sigma_space");
     // OpenCV: radius d / 2, or round(1.5 sigma_space) for d <= 0; at least 1.
+    if (d == 0 && sigma_space * 1.5 > max_radius)
+      throw Error(ErrorKind::usage, "bilateral: sigma_space=" + p.raw().at("sigma_space") +
+                                        " with d=0 makes a disc of radius " +
+                                        std::to_string(std::lrint(sigma_space * 1.5)) + ", past " +
+                                        std::to_string(max_radius) + "; give d for a smaller disc");
     const int radius = std::max(1, d > 0 ? d / 2 : int(std::lrint(sigma_space * 1.5)));
     return std::make_unique<Bilateral>(device, radius, p.get_float("sigma_color"), sigma_space,
                                        border_from_params(p));

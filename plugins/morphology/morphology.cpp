@@ -18,7 +18,8 @@ namespace {
 using namespace clf;
 
 constexpr int max_radius = 255;
-constexpr int separable_from_radius = 2;  // a rect from 5x5 on: a row pass and a column pass
+constexpr int separable_from_radius = 2;
+constexpr int gpu_vector_max_taps = 9;  // a rect from 5x5 on: a row pass and a column pass
 
 // A structuring element as half-widths per row: row dy (of -r..r) covers dx in [-w, w].
 using Segments = std::vector<int>;
@@ -41,6 +42,12 @@ struct Pass {
   int dst = -1;                 // -1: the output, else a temp plane
   int combine = 0, other = -1;  // see morphology.cl; other: -1 input, else a temp plane
   int ext_x = 0, ext_y = 0;     // how far past the strip this pass computes
+  int vector = 1;               // outputs a work-item
+  int taps() const {
+    int n = 0;
+    for (int w : rows) n += 2 * w + 1;
+    return n;
+  }
   int rx() const { return *std::max_element(rows.begin(), rows.end()); }
   int ry() const { return int(rows.size() / 2); }
 };
@@ -61,22 +68,26 @@ class Morphology : public Filter {
         temps_(temps),
         border_(border),
         what_(std::move(what)),
-        // Direct devices that take vectors of outputs (CPUs): the tuning's width a work-item.
-        vector_(device.tuning().variant == Variant::direct && device.tuning().vector_width >= 8
+        // Direct: the tuning's vector of outputs a work-item (GPUs 4, CPUs 16); tiled devices
+        // (no staged morphology kernel: the passes read few pixels each) one.
+        vector_(device.tuning().variant == Variant::direct && device.tuning().vector_width >= 4
                     ? device.tuning().vector_width
                     : 1) {
-    for (const Pass& p : passes_) {
+    for (Pass& p : passes_) {
+      // GPUs take vectors for small elements only (H200, 8192^2 f32, dilate ms scalar / float4:
+      // 3x3 0.63 / 0.26, rect 31x31 1.40 / 1.76, ellipse 15x15 1.90 / 2.22).
+      p.vector = device.info().is_gpu && p.taps() > gpu_vector_max_taps ? 1 : vector_;
       halo_.x = std::max(halo_.x, p.ext_x + p.rx());
       halo_.y = std::max(halo_.y, p.ext_y + p.ry());
       const std::string options = " -D MAX=" + std::string(p.max ? "1" : "0") +
                                   " -D RX=" + std::to_string(p.rx()) +
                                   " -D RY=" + std::to_string(p.ry()) +
-                                  (vector_ > 1 ? " -D VW=" + std::to_string(vector_) : "");
+                                  (p.vector > 1 ? " -D VW=" + std::to_string(p.vector) : "");
       const std::string source =
           "#define MORPH_ROWS " + rows_text(p.rows) + "\n" + morphology_morphology_cl;
       kernels_.push_back(device.kernel(
           device.build("morphology.cl", source, options, Helpers::border | Helpers::stage),
-          vector_ > 1 ? "morph_pass_vector" : "morph_pass"));
+          p.vector > 1 ? "morph_pass_vector" : "morph_pass"));
     }
   }
   Halo halo() const override { return halo_; }
@@ -93,7 +104,7 @@ class Morphology : public Filter {
                               << w << h << stage.width() << stage.first_row() << stage.image_rows()
                               << int(border_.mode) << border_.value << int(p.src >= 0)
                               << plane(p.other, false) << p.combine;
-      const size_t items = (size_t(w) + size_t(vector_) - 1) / size_t(vector_);
+      const size_t items = (size_t(w) + size_t(p.vector) - 1) / size_t(p.vector);
       stage.launch(kernels_[i],
                    cl::NDRange((items + 63) / 64 * 64, size_t(h), size_t(stage.channels())),
                    cl::NDRange(64, 1, 1), "morph_pass");
@@ -102,7 +113,7 @@ class Morphology : public Filter {
   std::string describe() const override {
     return what_ + ", " + std::to_string(passes_.size()) + " pass" +
            (passes_.size() == 1 ? "" : "es") + ", direct" +
-           (vector_ > 1 ? " x" + std::to_string(vector_) : "");
+           (passes_[0].vector > 1 ? " x" + std::to_string(passes_[0].vector) : "");
   }
 
  private:

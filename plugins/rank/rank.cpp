@@ -116,8 +116,11 @@ class RankFilter : public Filter {
   Border border_;
   std::string method_;
   bool tiled_ = device_.tuning().variant == Variant::tiled;
-  // Direct on a device that takes vectors of outputs (CPUs): 8 a work-item, one SIMD register.
-  int vector_ = !tiled_ && device_.tuning().vector_width >= 8 ? 8 : 1;
+  // Direct: the tuning's vector of outputs a work-item (GPUs 4), at most 8 (CPUs: 16 spill
+  // the network's registers).
+  int vector_ = !tiled_ && device_.tuning().vector_width >= 4
+                    ? std::min(device_.tuning().vector_width, 8)
+                    : 1;
   std::map<Way, cl::Kernel> kernels_;
   std::string layout() const {
     return tiled_
