@@ -102,11 +102,16 @@ class RankFilter : public Filter {
   }
   std::string describe() const override {
     const int k = 2 * radius_ + 1;
+    std::string way;
+    if (last_way_)
+      way = way_name(*last_way_);
+    else if (method_ != "auto")
+      way = method_;
+    else
+      way = k <= network_max_ksize ? "network" : "histogram on u8 images, bisect on others";
+    if (way == "network") way += layout();
     return name_ + " " + std::to_string(k) + "x" + std::to_string(k) + " rank " +
-           std::to_string(q_) + " of " + std::to_string(k * k) + ", " +
-           (last_way_
-                ? std::string(way_name(*last_way_)) + (*last_way_ == Way::network ? layout() : "")
-                : "method " + method_);
+           std::to_string(q_) + " of " + std::to_string(k * k) + ", " + way;
   }
 
  private:
