@@ -37,6 +37,10 @@ const char* const exact_specs[] = {
     "morphology:op=blackhat,shape=cross,ksize=5,iterations=2,border=replicate",
     "morphology:op=close,ksize=3,border=wrap",
     "morphology:op=tophat,ksize=5,border=constant,border_value=100",
+    "morphology:op=open,ksize=9,method=line",  // constant-cost rows and columns
+    "morphology:op=gradient,ksize=7,iterations=2,method=line,border=reflect101",
+    "morphology:op=tophat,ksize=15,method=line,border=constant,border_value=3",
+    "morphology:op=close,ksize=11,method=line,border=wrap",
 };
 
 // Layouts the tuning can give these kernels: tiled (staged windows), direct one output a
@@ -74,6 +78,20 @@ TEST_CASE("every layout and 1-row strips give the same bits for median, rank and
         }
       }
     }
+}
+
+TEST_CASE("morphology's lines at constant cost give the direct passes' bits", "[layout]") {
+  const clf::Image in = test::random_image(91, 47, 2, clf::PixelType::f32, 8);
+  for (const char* spec : {"morphology:op=dilate,ksize=7", "morphology:op=erode,ksize=31",
+                           "morphology:op=blackhat,ksize=9,border=replicate",
+                           "morphology:op=open,ksize=61,border=reflect"}) {
+    INFO(spec);
+    const clf::Image direct = test::run_chain({std::string(spec) + ",method=direct"}, in);
+    CHECK(same_bits(test::run_chain({std::string(spec) + ",method=line"}, in), direct));
+    clf::RunOptions strips;
+    strips.strip_rows = 2;
+    CHECK(same_bits(test::run_chain({std::string(spec) + ",method=line"}, in, strips), direct));
+  }
 }
 
 TEST_CASE("the median's three ways agree wherever each applies", "[layout]") {

@@ -101,3 +101,61 @@ __kernel void morph_pass_vector(MORPH_ARGS) {
               mode, value, checked, combine);
 }
 #endif
+
+#if defined(LINE)
+// A long line (a separable rect's row, LINE 2, or column, LINE 1) of LK = 2 LR + 1 pixels at a
+// constant cost per output whatever its length (van Herk / Gil-Werman): each work-item owns LK
+// consecutive outputs along the line, takes the running extremum of the window's first LK inputs
+// backwards (suffixes, stored as it goes) and of the next LK - 1 forwards (prefixes); output t is
+// the extremum of suffix t and prefix t - 1. About three reads or writes an output.
+#define LK (2 * LR + 1)
+inline float line_read(const __global float* s, int pitch, int x, int y, int width, int first_row,
+                       int image_rows, int mode, float value, int checked) {
+  return checked ? morph_fetch(s, pitch, x, y, width, first_row, image_rows, mode, value)
+                 : s[y * pitch + x];
+}
+
+__kernel void morph_line(MORPH_ARGS) {
+#if LINE == 1
+  const int i = get_global_id(0), block = get_global_id(1);
+  if (i >= w || block * LK >= h) return;
+  const int n = min(LK, h - block * LK), x = x0 + i, base = y0 + block * LK;
+  const int gy = first_row + base;
+  const bool inside = x >= 0 && x < width && gy - LR >= 0 && gy + LK - 1 + LR < image_rows;
+#define AT(t) \
+  line_read(s, src_pitch, x, base + (t), width, first_row, image_rows, mode, value, check)
+#define OUT(t) d[(base + (t)) * dst_pitch + x]
+#define OTHER(t) o[(base + (t)) * other_pitch + x]
+#else
+  const int block = get_global_id(0), j = get_global_id(1);
+  if (block * LK >= w || j >= h) return;
+  const int n = min(LK, w - block * LK), y = y0 + j, base = x0 + block * LK;
+  const int gy = first_row + y;
+  const bool inside = base - LR >= 0 && base + LK - 1 + LR < width && gy >= 0 && gy < image_rows;
+#define AT(t) \
+  line_read(s, src_pitch, base + (t), y, width, first_row, image_rows, mode, value, check)
+#define OUT(t) d[y * dst_pitch + base + (t)]
+#define OTHER(t) o[y * other_pitch + base + (t)]
+#endif
+  MORPH_PLANES(get_global_id(2))
+  const int check = checked && !inside;
+  float acc = MORPH_START;
+  for (int t = LK - 1; t >= 0; --t) {
+    acc = OP(acc, AT(t - LR));
+    if (t < n) OUT(t) = acc;
+  }
+  acc = MORPH_START;
+  for (int t = 0; t < n; ++t) {
+    if (t > 0) acc = OP(acc, AT(LR + t));
+    float v = OP(OUT(t), acc);
+    if (combine) {
+      const float other_value = OTHER(t);
+      v = combine == 1 ? other_value - v : v - other_value;
+    }
+    OUT(t) = v;
+  }
+}
+#undef AT
+#undef OUT
+#undef OTHER
+#endif

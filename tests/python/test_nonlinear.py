@@ -89,13 +89,15 @@ def test_morphology_applies_a_given_border_before_every_step_as_opencv(border):
     for image in (gray(), typed(colour(), np.float32)):
         value = 9 if image.dtype == np.uint8 else 0.5
         for op in ("erode", "open", "blackhat", "gradient"):
-            for shape, ksize, iterations in (("rect", 7, 1), ("ellipse", 5, 2), ("cross", 5, 1)):
+            for shape, ksize, iterations, method in (("rect", 7, 1, "direct"), ("rect", 9, 2, "line"),
+                                                     ("ellipse", 5, 2, "auto"),
+                                                     ("cross", 5, 1, "auto")):
                 element = cv2.getStructuringElement(MORPH_SHAPES[shape], (ksize, ksize))
                 want = cv2.morphologyEx(image, MORPH_OPS[op], element, iterations=iterations,
                                         borderType=CV_BORDER[border], borderValue=(value,) * 4)
                 got = clfilter.filter(image, "morphology:op=%s,shape=%s,ksize=%d,iterations=%d,"
-                                      "border=%s,border_value=%g"
-                                      % (op, shape, ksize, iterations, border, value))
+                                      "border=%s,border_value=%g,method=%s"
+                                      % (op, shape, ksize, iterations, border, value, method))
                 np.testing.assert_array_equal(got, want, err_msg="%s %s %s" % (op, shape, image.dtype))
 
 
