@@ -79,9 +79,11 @@ class Morphology : public Filter {
                     ? device.tuning().vector_width
                     : 1) {
     for (Pass& p : passes_) {
-      // method=auto: lines on GPUs only. PoCL, 3840x2160 f32, rect 31x31 dilate ms: both passes
-      // direct vectors 22.3, the column as a line 24.9, both lines 30.2.
-      if (method_ == "direct" || (method_ == "auto" && !device.info().is_gpu)) p.line = 0;
+      // method=auto: direct, measured faster than these lines on both kinds of device. Rect 31x31
+      // dilate, ms: H200 8192^2 f32 direct 1.40, lines 3.14 (7x7: 0.49 / 6.11: a row's
+      // work-items read 2r + 1 floats apart); PoCL 3840x2160 f32 direct 22.3, the column as a
+      // line 24.9, both 30.2.
+      if (method_ != "line") p.line = 0;
       // GPUs take vectors for small elements only (H200, 8192^2 f32, dilate ms scalar / float4:
       // 3x3 0.63 / 0.26, rect 31x31 1.40 / 1.76, ellipse 15x15 1.90 / 2.22).
       p.vector = device.info().is_gpu && p.taps() > gpu_vector_max_taps ? 1 : vector_;
@@ -247,10 +249,10 @@ class MorphologyFactory : public FilterFactory {
     for (auto& spec : clf_plugins::window_params(3, max_radius)) specs.push_back(spec);
     specs.push_back(
         ParamSpec::one_of("method", {"auto", "direct", "line"},
-                          "a rect from 7x7 on runs as a row and a column; line: each at a "
-                          "constant cost per pixel whatever its length (van Herk / Gil-Werman); "
-                          "direct: 2 radius + 1 reads a pixel each; auto: line on GPUs, direct on "
-                          "CPUs (faster there, in SIMD vectors)")
+                          "a rect from 5x5 on runs as a row pass and a column pass. direct: 2 "
+                          "radius + 1 reads a pixel each; line (from 7x7): each at a constant "
+                          "cost per pixel whatever its length (van Herk / Gil-Werman), slower "
+                          "than direct on the devices measured up to 101x101; auto: direct")
             .fallback("auto"));
     specs.push_back(ParamSpec::integer("iterations",
                                        "erodes and dilates each applied this many times (a "
