@@ -103,11 +103,11 @@ __kernel void morph_pass_vector(MORPH_ARGS) {
 #endif
 
 #if defined(LINE)
-// A long line (a separable rect's row, LINE 2, or column, LINE 1) of LK = 2 LR + 1 pixels at a
-// constant cost per output whatever its length (van Herk / Gil-Werman): each work-item owns LK
-// consecutive outputs along the line, takes the running extremum of the window's first LK inputs
-// backwards (suffixes, stored as it goes) and of the next LK - 1 forwards (prefixes); output t is
-// the extremum of suffix t and prefix t - 1. About three reads or writes an output.
+// A long line of LK = 2 LR + 1 pixels (a separable rect's column, LINE 1, or row, LINE 2) at a
+// constant cost per output whatever its length (van Herk / Gil-Werman): a work-item owns LK
+// consecutive outputs along the line and takes the running extremum of the window's first LK
+// inputs backwards (suffixes) and of the next LK - 1 forwards (prefixes); output t is the extremum
+// of suffix t and prefix t - 1.
 #define LK (2 * LR + 1)
 inline float line_read(const __global float* s, int pitch, int x, int y, int width, int first_row,
                        int image_rows, int mode, float value, int checked) {
@@ -115,47 +115,76 @@ inline float line_read(const __global float* s, int pitch, int x, int y, int wid
                  : s[y * pitch + x];
 }
 
-__kernel void morph_line(MORPH_ARGS) {
 #if LINE == 1
+// A column: work-items side by side along x read side by side; the suffixes go to dst and are
+// read back by the same work-item.
+__kernel void morph_line(MORPH_ARGS) {
   const int i = get_global_id(0), block = get_global_id(1);
   if (i >= w || block * LK >= h) return;
   const int n = min(LK, h - block * LK), x = x0 + i, base = y0 + block * LK;
   const int gy = first_row + base;
   const bool inside = x >= 0 && x < width && gy - LR >= 0 && gy + LK - 1 + LR < image_rows;
-#define AT(t) \
-  line_read(s, src_pitch, x, base + (t), width, first_row, image_rows, mode, value, check)
-#define OUT(t) d[(base + (t)) * dst_pitch + x]
-#define OTHER(t) o[(base + (t)) * other_pitch + x]
-#else
-  const int block = get_global_id(0), j = get_global_id(1);
-  if (block * LK >= w || j >= h) return;
-  const int n = min(LK, w - block * LK), y = y0 + j, base = x0 + block * LK;
-  const int gy = first_row + y;
-  const bool inside = base - LR >= 0 && base + LK - 1 + LR < width && gy >= 0 && gy < image_rows;
-#define AT(t) \
-  line_read(s, src_pitch, base + (t), y, width, first_row, image_rows, mode, value, check)
-#define OUT(t) d[y * dst_pitch + base + (t)]
-#define OTHER(t) o[y * other_pitch + base + (t)]
-#endif
   MORPH_PLANES(get_global_id(2))
   const int check = checked && !inside;
+#define AT(t) \
+  line_read(s, src_pitch, x, base + (t), width, first_row, image_rows, mode, value, check)
   float acc = MORPH_START;
   for (int t = LK - 1; t >= 0; --t) {
     acc = OP(acc, AT(t - LR));
-    if (t < n) OUT(t) = acc;
+    if (t < n) d[(base + t) * dst_pitch + x] = acc;
   }
   acc = MORPH_START;
   for (int t = 0; t < n; ++t) {
     if (t > 0) acc = OP(acc, AT(LR + t));
-    float v = OP(OUT(t), acc);
+    float v = OP(d[(base + t) * dst_pitch + x], acc);
     if (combine) {
-      const float other_value = OTHER(t);
+      const float other_value = o[(base + t) * other_pitch + x];
       v = combine == 1 ? other_value - v : v - other_value;
     }
-    OUT(t) = v;
+    d[(base + t) * dst_pitch + x] = v;
+  }
+#undef AT
+}
+#else
+// A row: a group of LG work-items owns LG * LK outputs of one row. The row's segment with its LR
+// halo each side is staged in __local by side-by-side reads, each work-item takes its LK outputs'
+// extrema there (a stride of LK floats, odd: no bank conflicts), and the group stores the results
+// side by side.
+__kernel __attribute__((reqd_work_group_size(LG, 1, 1))) void morph_line(MORPH_ARGS) {
+  __local float seg[LG * LK + 2 * LR], res[LG * LK];
+  const int l = get_local_id(0), j = get_global_id(1);
+  const int base = x0 + get_group_id(0) * LG * LK, y = y0 + j, gy = first_row + y;
+  MORPH_PLANES(get_global_id(2))
+  const int count = LG * LK + 2 * LR;
+  const bool inside = base - LR >= 0 && base - LR + count <= width && gy >= 0 && gy < image_rows;
+  const int check = checked && !inside;
+  for (int q = l; q < count; q += LG) {  // the pass reads [x0 - LR, x0 + w + LR)
+    const int x = base - LR + q;
+    seg[q] = x < x0 + w + LR ? line_read(s, src_pitch, x, y, width, first_row, image_rows, mode,
+                                         value, check)
+                             : MORPH_START;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const int start = l * LK;
+  float acc = MORPH_START;
+  for (int t = LK - 1; t >= 0; --t) {
+    acc = OP(acc, seg[start + t]);
+    res[start + t] = acc;
+  }
+  acc = MORPH_START;
+  for (int t = 1; t < LK; ++t) {
+    acc = OP(acc, seg[start + LK - 1 + t]);
+    res[start + t] = OP(res[start + t], acc);
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int q = l; q < LG * LK && base + q < x0 + w; q += LG) {
+    float v = res[q];
+    if (combine) {
+      const float other_value = o[y * other_pitch + base + q];
+      v = combine == 1 ? other_value - v : v - other_value;
+    }
+    d[y * dst_pitch + base + q] = v;
   }
 }
-#undef AT
-#undef OUT
-#undef OTHER
+#endif
 #endif

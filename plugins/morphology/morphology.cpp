@@ -20,8 +20,9 @@ using namespace clf;
 constexpr int max_radius = 255;
 constexpr int separable_from_radius = 2;
 constexpr int gpu_vector_max_taps = 9;
-constexpr int line_from_radius = 3;  // a rect from 7x7 on: constant cost per output (morph_line) //
-                                     // a rect from 5x5 on: a row pass and a column pass
+constexpr int line_from_radius = 3;      // a rect from 7x7 on may take morph_line
+constexpr int gpu_line_from_radius = 4;  //
+                                         // a rect from 5x5 on: a row pass and a column pass
 
 // A structuring element as half-widths per row: row dy (of -r..r) covers dx in [-w, w].
 using Segments = std::vector<int>;
@@ -79,21 +80,29 @@ class Morphology : public Filter {
                     ? device.tuning().vector_width
                     : 1) {
     for (Pass& p : passes_) {
-      // method=auto: direct, measured faster than these lines on both kinds of device. Rect 31x31
-      // dilate, ms: H200 8192^2 f32 direct 1.40, lines 3.14 (7x7: 0.49 / 6.11: a row's
-      // work-items read 2r + 1 floats apart); PoCL 3840x2160 f32 direct 22.3, the column as a
-      // line 24.9, both 30.2.
-      if (method_ != "line") p.line = 0;
+      // method=auto: lines on GPUs from 9x9, direct reads elsewhere. Rect dilate ms, H200 8192^2
+      // f32, direct / lines: 7x7 0.49 / 0.53, 31x31 1.41 / 0.79, 101x101 4.43 / 1.58. PoCL
+      // 3840x2160 f32, 31x31: direct 22.3, lines 30.2.
+      const bool lines = method_ == "line" || (method_ == "auto" && device.info().is_gpu &&
+                                               std::max(p.rx(), p.ry()) >= gpu_line_from_radius);
+      if (!lines) p.line = 0;
       // GPUs take vectors for small elements only (H200, 8192^2 f32, dilate ms scalar / float4:
       // 3x3 0.63 / 0.26, rect 31x31 1.40 / 1.76, ellipse 15x15 1.90 / 2.22).
       p.vector = device.info().is_gpu && p.taps() > gpu_vector_max_taps ? 1 : vector_;
       halo_.x = std::max(halo_.x, p.ext_x + p.rx());
       halo_.y = std::max(halo_.y, p.ext_y + p.ry());
       if (p.line) p.vector = 1;
-      const std::string line = p.line
-                                   ? " -D LINE=" + std::to_string(p.line) +
-                                         " -D LR=" + std::to_string(p.line == 1 ? p.ry() : p.rx())
-                                   : "";
+      std::string line = p.line ? " -D LINE=" + std::to_string(p.line) +
+                                      " -D LR=" + std::to_string(p.line == 1 ? p.ry() : p.rx())
+                                : "";
+      if (p.line == 2) {  // the widest group whose segment and results fit half of local memory
+        const size_t k = size_t(2 * p.rx() + 1);
+        line_group_ = 64;
+        while (line_group_ > 1 && (2 * line_group_ * k + 2 * size_t(p.rx())) * sizeof(float) >
+                                      device.info().local_mem_bytes / 2)
+          line_group_ /= 2;
+        line += " -D LG=" + std::to_string(line_group_);
+      }
       const std::string options = line + " -D MAX=" + std::string(p.max ? "1" : "0") +
                                   " -D RX=" + std::to_string(p.rx()) +
                                   " -D RY=" + std::to_string(p.ry()) +
@@ -128,9 +137,12 @@ class Morphology : public Filter {
           stage.launch(kernels_[i],
                        cl::NDRange((size_t(w) + 63) / 64 * 64, (size_t(h) + k - 1) / k, c),
                        cl::NDRange(64, 1, 1), "morph_line");
-        else
-          stage.launch(kernels_[i], cl::NDRange((size_t(w) + k - 1) / k, size_t(h), c),
-                       cl::NullRange, "morph_line");
+        else  // groups of line_group work-items, line_group x k outputs each
+          stage.launch(
+              kernels_[i],
+              cl::NDRange((size_t(w) + k * line_group_ - 1) / (k * line_group_) * line_group_,
+                          size_t(h), c),
+              cl::NDRange(line_group_, 1, 1), "morph_line");
         continue;
       }
       const size_t items = (size_t(w) + size_t(p.vector) - 1) / size_t(p.vector);
@@ -153,6 +165,7 @@ class Morphology : public Filter {
   Border border_;
   std::string what_;
   int vector_;
+  size_t line_group_ = 64;  // work-items a group of the row line
   Halo halo_;
   std::vector<cl::Kernel> kernels_;
 };
@@ -251,8 +264,8 @@ class MorphologyFactory : public FilterFactory {
         ParamSpec::one_of("method", {"auto", "direct", "line"},
                           "a rect from 5x5 on runs as a row pass and a column pass. direct: 2 "
                           "radius + 1 reads a pixel each; line (from 7x7): each at a constant "
-                          "cost per pixel whatever its length (van Herk / Gil-Werman), slower "
-                          "than direct on the devices measured up to 101x101; auto: direct")
+                          "cost per pixel whatever its length (van Herk / Gil-Werman); auto: "
+                          "line on GPUs from 9x9, else direct (faster on CPUs, in SIMD vectors)")
             .fallback("auto"));
     specs.push_back(ParamSpec::integer("iterations",
                                        "erodes and dilates each applied this many times (a "
