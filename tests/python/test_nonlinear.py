@@ -228,3 +228,34 @@ def test_errors_and_listings_name_the_new_filters_and_their_parameters():
                           ("morphology:op=thin", "op")):
         with pytest.raises(ValueError, match=message):
             clfilter.filter(gray(), spec)
+
+
+def test_half_images_give_the_float_results_of_their_values():
+    # Median, rank and morphology pick input values: on float16 they are exact. The others are
+    # computed in float32 and stored as float16 (round to nearest even).
+    image = typed(colour(), np.float32).astype(np.float16)
+    f = image.astype(np.float32)
+    size = footprint_size(image, 5)
+    cases = [("median:ksize=5", ndi.median_filter(f, size=size, mode="nearest")),
+             ("rank:ksize=5,percentile=80", ndi.percentile_filter(f, 80, size=size,
+                                                                    mode="reflect")),
+             ("morphology:op=close,shape=ellipse,ksize=7",
+              cv2.morphologyEx(f, cv2.MORPH_CLOSE,
+                               cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))))]
+    for spec, want in cases:
+        got = clfilter.filter(image, spec)
+        assert got.dtype == np.float16
+        np.testing.assert_array_equal(got, want.astype(np.float16), err_msg=spec)
+    got = clfilter.filter(image, "laplacian:ksize=3")
+    want = cv2.Laplacian(f, cv2.CV_32F, ksize=3)
+    assert np.abs(got.astype(np.float32) - want).max() <= 2e-3 * max(1, np.abs(want).max())
+    got = clfilter.filter(image, "bilateral:d=5,sigma_color=0.2,sigma_space=2")
+    want = bilateral_formula(f, 5, 0.2, 2, "reflect101")
+    assert np.abs(got.astype(np.float64) - want).max() <= 1e-3
+
+
+def test_bilateral_on_u16_follows_its_formula():
+    image = typed(gray(), np.uint16)
+    got = clfilter.filter(image, "bilateral:d=7,sigma_color=6000,sigma_space=3,border=replicate")
+    want = bilateral_formula(image, 7, 6000, 3, "replicate")
+    assert_stored(got, want, np.uint16, 1, "bilateral u16")
