@@ -202,6 +202,16 @@ def test_one_row_strips_and_chains_equal_the_whole_image():
     np.testing.assert_array_equal(clfilter.filter(f, chain), step)
 
 
+def test_dask_keeps_morphologys_default_border_at_the_image_edges_only():
+    da = optional("dask.array")
+    for spec in ("morphology:op=open,shape=ellipse,ksize=9",
+                 "morphology:op=blackhat,ksize=7,iterations=2"):
+        want = clfilter.filter(gray(), spec)
+        got = clfilter.dask_filter(da.from_array(gray(), chunks=(50, 70)), spec).compute(
+            scheduler="synchronous")
+        np.testing.assert_array_equal(got, want, err_msg=spec)
+
+
 @pytest.mark.parametrize("border", ["replicate", "reflect101", "wrap"])
 def test_dask_gives_each_new_filter_the_whole_image_result(border):
     da = optional("dask.array")
