@@ -1,6 +1,7 @@
 // For the tests that run the clfilter binary: a scratch directory per test process, running the
 // binary there with its output captured, and looking for temporary files it should not leave.
 #pragma once
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,7 +20,8 @@ namespace test {
 // (an output that a test expects a refused run not to write) must not leak into this one.
 inline std::filesystem::path scratch() {
   static std::filesystem::path dir = [] {
-    auto d = std::filesystem::temp_directory_path() / ("clf_cli_test_" + std::to_string(::getpid()));
+    auto d =
+        std::filesystem::temp_directory_path() / ("clf_cli_test_" + std::to_string(::getpid()));
     std::filesystem::remove_all(d);
     std::filesystem::create_directories(d);
     return d;
@@ -42,8 +44,8 @@ struct CliResult {
 // Runs `clfilter ARGS` in scratch(), with `env` (VAR=value ...) before it.
 inline CliResult clfilter(const std::string& args, const std::string& env = "") {
   const auto out = scratch() / "stdout.txt", err = scratch() / "stderr.txt";
-  const std::string cmd = "cd '" + scratch().string() + "' && " + env + " '" + CLF_TEST_CLI + "' " + args +
-                          " >'" + out.string() + "' 2>'" + err.string() + "' </dev/null";
+  const std::string cmd = "cd '" + scratch().string() + "' && " + env + " '" + CLF_TEST_CLI + "' " +
+                          args + " >'" + out.string() + "' 2>'" + err.string() + "' </dev/null";
   const int status = std::system(cmd.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
 }
@@ -68,25 +70,34 @@ struct Spawn {
 };
 
 // Starts `clfilter ARGS...` in scratch() with stdout and stderr to `log`, and returns its pid.
+// Everything the child needs is made before fork: the test process has other threads (PoCL's, the
+// runner's), and one may hold the allocator's or stdio's lock at the fork, which the child would
+// then wait for forever. Between fork and exec the child calls only async-signal-safe functions.
 inline pid_t spawn_clfilter(const std::vector<std::string>& args, const std::filesystem::path& log,
                             Spawn how = {}) {
-  const pid_t pid = ::fork();
-  if (pid != 0) return pid;
+  const std::string dir = scratch().string(), log_path = log.string();
+  std::vector<char*> argv{const_cast<char*>("clfilter")};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGHUP);
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
   ::sigprocmask(SIG_BLOCK, &set, nullptr);
   // The test runner's own handlers (Catch2 takes SIGINT and SIGTERM) must not run in the child
   // before exec: the dispositions a shell would give, then the mask asked for.
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, sig == how.ignored ? SIG_IGN : SIG_DFL);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction action {};
+    action.sa_handler = sig == how.ignored ? SIG_IGN : SIG_DFL;
+    ::sigaction(sig, &action, nullptr);
+  }
   if (how.unblocked) ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
-  if (::chdir(scratch().c_str()) != 0) ::_exit(126);
-  if (!std::freopen(log.c_str(), "w", stderr) || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) ::_exit(126);
-  std::vector<char*> argv{const_cast<char*>("clfilter")};
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
+  if (::chdir(dir.c_str()) != 0) ::_exit(126);
+  const int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0 || ::dup2(fd, STDERR_FILENO) < 0 || ::dup2(fd, STDOUT_FILENO) < 0) ::_exit(126);
   ::execv(CLF_TEST_CLI, argv.data());
   ::_exit(127);
 }
