@@ -2,8 +2,10 @@
 // structuring element of src(x + dx, y + dy). A comparison with NaN is false, so the NaN of
 // border=ignore never wins (fmin and fmax would say the same, but PoCL's vector fmin does not
 // keep that rule). The element is a list of horizontal segments made on the host,
-// -D MORPH_ROWS="ROW(dy, w) ...", segment dy covering dx in [-w, w]; RX and RY bound them. One
-// element, a separable rect's row or column, an ellipse or a cross: the same kernel.
+// -D MORPH_ROWS="ROW(dy, w) ...", segment dy covering dx in [-w, w], for elements of up to
+// morphology.cpp's literal_max_rows rows; larger ones read the half-widths from `widths` (a
+// program with 511 literal rows took a minute to build). RX and RY bound them. One element, a
+// separable rect's row or column, an ellipse or a cross: the same kernel.
 // A pass writes the region [x0, x0 + w) x [y0, y0 + h) of strip coordinates, which reaches past the
 // image where a later pass needs it. A pass reading a temp plane (checked = 1) applies the border
 // rule itself where the window leaves the image, as OpenCV applies it before every erode and
@@ -32,12 +34,19 @@ inline float morph_fetch(const __global float* s, int pitch, int x, int y, int w
 
 #define ROW(dy, w)                                   \
   for (int dx = -(w); dx <= (w); ++dx) acc = OP(acc, LOAD(x + dx, y + (dy)));
+#if !defined(MORPH_ROWS)
+#define MORPH_ROWS                                   \
+  for (int dy = -RY; dy <= RY; ++dy) {               \
+    const int wd = widths[dy + RY];                  \
+    ROW(dy, wd)                                      \
+  }
+#endif
 
 // The pass at one pixel (x, y) of strip coordinates.
 inline void morph_one(const __global float* s, int src_pitch, __global float* d, int dst_pitch,
                       const __global float* o, int other_pitch, int x, int y, int width,
                       int first_row, int image_rows, int mode, float value, int checked,
-                      int combine) {
+                      int combine, __constant int* widths) {
   float acc = MORPH_START;
   const int gy = first_row + y;
   if (!checked || (x >= RX && x + RX < width && gy >= RY && gy + RY < image_rows)) {
@@ -58,7 +67,8 @@ inline void morph_one(const __global float* s, int src_pitch, __global float* d,
 
 #define MORPH_ARGS                                                                            \
   CLF_PLANE_IN(src), CLF_PLANE(dst), int x0, int y0, int w, int h, int width, int first_row, \
-      int image_rows, int mode, float value, int checked, CLF_PLANE_IN(other), int combine
+      int image_rows, int mode, float value, int checked, CLF_PLANE_IN(other), int combine,    \
+      __constant int *widths
 #define MORPH_PLANES(c)                                      \
   const __global float* s = src + src_origin + (c)*src_plane; \
   __global float* d = dst + dst_origin + (c)*dst_plane;       \
@@ -69,7 +79,7 @@ __kernel void morph_pass(MORPH_ARGS) {
   if (i >= w || j >= h) return;
   MORPH_PLANES(c)
   morph_one(s, src_pitch, d, dst_pitch, o, other_pitch, x0 + i, y0 + j, width, first_row,
-            image_rows, mode, value, checked, combine);
+            image_rows, mode, value, checked, combine, widths);
 }
 
 #if defined(VW)
@@ -98,7 +108,7 @@ __kernel void morph_pass_vector(MORPH_ARGS) {
   }
   for (int t = 0; t < min(VW, w - i0); ++t)
     morph_one(s, src_pitch, d, dst_pitch, o, other_pitch, x + t, y, width, first_row, image_rows,
-              mode, value, checked, combine);
+              mode, value, checked, combine, widths);
 }
 #endif
 

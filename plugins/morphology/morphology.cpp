@@ -20,6 +20,9 @@ using namespace clf;
 constexpr int max_radius = 255;
 constexpr int separable_from_radius = 2;
 constexpr int gpu_vector_max_taps = 9;
+// Elements of more rows take their half-widths from a buffer: an ellipse of 511 literal rows took
+// 55 s to build on PoCL, one of 31 rows builds in about a second.
+constexpr size_t literal_max_rows = 31;
 constexpr int line_from_radius = 3;      // a rect from 7x7 on may take morph_line
 constexpr int gpu_line_from_radius = 4;  //
                                          // a rect from 5x5 on: a row pass and a column pass
@@ -108,7 +111,11 @@ class Morphology : public Filter {
                                   " -D RY=" + std::to_string(p.ry()) +
                                   (p.vector > 1 ? " -D VW=" + std::to_string(p.vector) : "");
       const std::string source =
-          "#define MORPH_ROWS " + rows_text(p.rows) + "\n" + morphology_morphology_cl;
+          (p.rows.size() <= literal_max_rows ? "#define MORPH_ROWS " + rows_text(p.rows) + "\n"
+                                             : std::string()) +
+          morphology_morphology_cl;
+      widths_.push_back(
+          device.upload(p.rows.data(), p.rows.size() * sizeof(int), "morphology element"));
       kernels_.push_back(device.kernel(
           device.build("morphology.cl", source, options, Helpers::border | Helpers::stage),
           p.line         ? "morph_line"
@@ -129,7 +136,7 @@ class Morphology : public Filter {
       KernelArgs(kernels_[i]) << plane(p.src, false) << plane(p.dst, true) << -p.ext_x << -p.ext_y
                               << w << h << stage.width() << stage.first_row() << stage.image_rows()
                               << int(border_.mode) << border_.value << int(p.src >= 0)
-                              << plane(p.other, false) << p.combine;
+                              << plane(p.other, false) << p.combine << widths_[i].get();
       const size_t c = size_t(stage.channels());
       if (p.line) {  // LK outputs a work-item along the line
         const size_t k = size_t(p.line == 1 ? 2 * p.ry() + 1 : 2 * p.rx() + 1);
@@ -168,6 +175,7 @@ class Morphology : public Filter {
   size_t line_group_ = 64;  // work-items a group of the row line
   Halo halo_;
   std::vector<cl::Kernel> kernels_;
+  std::vector<DeviceBuffer> widths_;  // each pass's half-widths by row (morphology.cl's widths)
 };
 
 // Builds the passes of an operation: chains of erodes (min) and dilates (max), each element one

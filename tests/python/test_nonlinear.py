@@ -269,3 +269,16 @@ def test_bilateral_on_u16_follows_its_formula():
     got = clfilter.filter(image, "bilateral:d=7,sigma_color=6000,sigma_space=3,border=replicate")
     want = bilateral_formula(image, 7, 6000, 3, "replicate")
     assert_stored(got, want, np.uint16, 1, "bilateral u16")
+
+
+def test_morphology_elements_past_31_rows_read_their_widths_from_a_buffer():
+    # Up to 31 rows the element is written into the program; past that, read from a buffer.
+    image = gray()
+    for shape in ("ellipse", "cross", "rect"):
+        element = cv2.getStructuringElement(MORPH_SHAPES[shape], (41, 41))
+        for op, border in (("open", None), ("gradient", "reflect")):
+            extra = {} if border is None else {"borderType": CV_BORDER[border]}
+            want = cv2.morphologyEx(image, MORPH_OPS[op], element, **extra)
+            spec = "morphology:op=%s,shape=%s,ksize=41,method=direct" % (op, shape)
+            got = clfilter.filter(image, spec + ("" if border is None else ",border=" + border))
+            np.testing.assert_array_equal(got, want, err_msg=spec)
