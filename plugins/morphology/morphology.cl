@@ -112,6 +112,60 @@ __kernel void morph_pass_vector(MORPH_ARGS) {
 }
 #endif
 
+#if defined(VW) && defined(RECT_RUN)
+// A rect in one pass (CPU devices, the first pass of an operation): VW columns and RECT_RUN blocks
+// of RK = 2 RY + 1 output rows a work-item. Each input row's extremum over 2 RX + 1 columns is
+// taken once (rect_row); down the columns, van Herk / Gil-Werman: per block, the suffix extrema
+// of its first RK row extrema and the running prefix of the next RK - 1, which are the next
+// block's first ones. No temp plane between a row pass and a column pass, and the column costs
+// about three operations an output whatever RY.
+#define RK (2 * RY + 1)
+inline morph_floatv rect_row(const __global float* p) {
+  morph_floatv acc = (morph_floatv)(MORPH_START);
+  for (int dx = -RX; dx <= RX; ++dx) acc = OP(acc, MORPH_CAT(vload, VW)(0, p + dx));
+  return acc;
+}
+
+__kernel void morph_rect_vector(MORPH_ARGS) {
+  const int i0 = get_global_id(0) * VW, j0 = get_global_id(1) * RECT_RUN * RK;
+  const int c = get_global_id(2);
+  if (i0 >= w || j0 >= h) return;
+  MORPH_PLANES(c)
+  const int x = x0 + i0, n = min(RECT_RUN * RK, h - j0);
+  if (i0 + VW > w) {  // the row's tail, one output at a time
+    for (int t = 0; t < n; ++t)
+      for (int u = 0; u < w - i0; ++u)
+        morph_one(s, src_pitch, d, dst_pitch, o, other_pitch, x + u, y0 + j0 + t, width,
+                  first_row, image_rows, mode, value, 0, combine, widths);
+    return;
+  }
+  morph_floatv rows[RK], suffix[RK];
+  for (int q = 0; q < RK; ++q) rows[q] = rect_row(s + (y0 + j0 - RY + q) * src_pitch + x);
+  for (int b = 0; b * RK < n; ++b) {
+    const int top = y0 + j0 + b * RK;  // the block's first output row
+    morph_floatv acc = (morph_floatv)(MORPH_START);
+    for (int t = RK - 1; t >= 0; --t) suffix[t] = acc = OP(acc, rows[t]);
+    acc = (morph_floatv)(MORPH_START);
+    const int outputs = min(RK, n - b * RK);
+    for (int t = 0; t < outputs; ++t) {  // fewer than RK: the last block, no next one to feed
+      if (t > 0) {  // row top + RY + t: the prefix's, and the next block's row t - 1
+        rows[t - 1] = rect_row(s + (top + RY + t) * src_pitch + x);
+        acc = OP(acc, rows[t - 1]);
+      }
+      morph_floatv v = t > 0 ? OP(suffix[t], acc) : suffix[0];
+      const int y = top + t;
+      if (combine) {
+        const morph_floatv other_value = MORPH_CAT(vload, VW)(0, o + y * other_pitch + x);
+        v = combine == 1 ? other_value - v : v - other_value;
+      }
+      MORPH_CAT(vstore, VW)(v, 0, d + y * dst_pitch + x);
+    }
+    if ((b + 1) * RK < n) rows[RK - 1] = rect_row(s + (top + RK + RY) * src_pitch + x);
+  }
+}
+#undef RK
+#endif
+
 #if defined(LINE)
 // A long line of LK = 2 LR + 1 pixels (a separable rect's column, LINE 1, or row, LINE 2) at a
 // constant cost per output whatever its length (van Herk / Gil-Werman): a work-item owns LK
