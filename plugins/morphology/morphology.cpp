@@ -1,9 +1,11 @@
 // morphology: erode, dilate and their compositions (cv2.morphologyEx) with OpenCV's structuring
 // elements (cv2.getStructuringElement: rect, ellipse, cross). Every operation is a list of passes
-// of one kernel (morphology.cl), each a min or max over horizontal segments: a rect from 5x5 on
-// runs as a row pass and a column pass, an ellipse or a cross as its rows. Passes after the first
-// read temp planes and apply the border rule themselves, so open and close fuse on the device and
-// give OpenCV's results at the edges, the border applied before every erode and dilate.
+// (morphology.cl), each a min or max over horizontal segments: an ellipse or a cross as its rows
+// (morph_pass, morph_pass_vector); a rect from 5x5 on as a row pass and a column pass (on GPUs
+// from 9x9 at a constant cost, morph_line), or on CPUs, read from the input, as one pass with van
+// Herk down the columns (morph_rect_vector). Passes after the first read temp planes and apply
+// the border rule themselves, so open and close fuse on the device and give OpenCV's results at
+// the edges, the border applied before every erode and dilate.
 #include <algorithm>
 #include <clf/error.hpp>
 #include <clf/filter.hpp>
