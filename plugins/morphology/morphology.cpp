@@ -20,15 +20,14 @@ namespace {
 using namespace clf;
 
 constexpr int max_radius = 255;
-constexpr int separable_from_radius = 2;
+constexpr int separable_from_radius = 2;  // a rect from 5x5 on: a row pass and a column pass
 constexpr int gpu_vector_max_taps = 9;
 // Elements of more rows take their half-widths from a buffer: an ellipse of 511 literal rows took
 // 55 s to build on PoCL, one of 31 rows builds in about a second.
 constexpr size_t literal_max_rows = 31;
-constexpr int rect_run = 32;             // output rows a work-item of morph_rect_vector
+constexpr int rect_run = 4;              // blocks of 2 r + 1 output rows a morph_rect_vector item
 constexpr int line_from_radius = 3;      // a rect from 7x7 on may take morph_line
-constexpr int gpu_line_from_radius = 4;  //
-                                         // a rect from 5x5 on: a row pass and a column pass
+constexpr int gpu_line_from_radius = 4;  // method=auto: lines on GPUs from 9x9
 
 // A structuring element as half-widths per row: row dy (of -r..r) covers dx in [-w, w].
 using Segments = std::vector<int>;
@@ -75,9 +74,8 @@ std::string rows_text(const Segments& rows) {
 class Morphology : public Filter {
  public:
   Morphology(Device& device, std::vector<Pass> passes, int temps, Border border, std::string what,
-             std::string method)
-      : method_(std::move(method)),
-        passes_(std::move(passes)),
+             const std::string& method)
+      : passes_(std::move(passes)),
         temps_(temps),
         border_(border),
         what_(std::move(what)),
@@ -88,10 +86,9 @@ class Morphology : public Filter {
                     : 1) {
     for (Pass& p : passes_) {
       // method=auto: lines on GPUs from 9x9, direct reads elsewhere. Rect dilate ms, H200 8192^2
-      // f32, direct / lines: 7x7 0.49 / 0.53, 31x31 1.41 / 0.79, 101x101 4.43 / 1.58. PoCL
-      // 3840x2160 f32, 31x31: direct 22.3, lines 30.2.
-      const bool lines = method_ == "line" || (method_ == "auto" && device.info().is_gpu &&
-                                               std::max(p.rx(), p.ry()) >= gpu_line_from_radius);
+      // f32, direct / lines: 7x7 0.49 / 0.53, 31x31 1.41 / 0.79, 101x101 4.43 / 1.58.
+      const bool lines = method == "line" || (method == "auto" && device.info().is_gpu &&
+                                              std::max(p.rx(), p.ry()) >= gpu_line_from_radius);
       if (!lines) p.line = 0;
       // GPUs take vectors for small elements only (H200, 8192^2 f32, dilate ms scalar / float4:
       // 3x3 0.63 / 0.26, rect 31x31 1.40 / 1.76, ellipse 15x15 1.90 / 2.22).
@@ -161,7 +158,7 @@ class Morphology : public Filter {
       const size_t items = (size_t(w) + size_t(p.vector) - 1) / size_t(p.vector);
       if (p.rect && p.vector > 1) {  // rect_run blocks of 2 ry + 1 rows a work-item
         const size_t block = size_t(rect_run) * size_t(2 * p.ry() + 1);
-        stage.launch(kernels_[i], cl::NDRange(items, (size_t(h) + rect_run - 1) / rect_run, c),
+        stage.launch(kernels_[i], cl::NDRange(items, (size_t(h) + block - 1) / block, c),
                      cl::NullRange, "morph_rect_vector");
         continue;
       }
@@ -174,11 +171,12 @@ class Morphology : public Filter {
     return what_ + ", " + std::to_string(passes_.size()) + " pass" +
            (passes_.size() == 1 ? "" : "es") + ", " +
            (p.line ? std::string("lines at constant cost")
-                   : "direct" + (p.vector > 1 ? " x" + std::to_string(p.vector) : ""));
+            : p.rect && p.vector > 1
+                ? "van Herk down the columns, x" + std::to_string(p.vector)
+                : "direct" + (p.vector > 1 ? " x" + std::to_string(p.vector) : ""));
   }
 
  private:
-  std::string method_;
   std::vector<Pass> passes_;
   int temps_;
   Border border_;
@@ -309,8 +307,8 @@ class MorphologyFactory : public FilterFactory {
       throw Error(ErrorKind::usage, "morphology: radius x iterations must be at most " +
                                         std::to_string(max_radius) + " (got " + std::to_string(r) +
                                         " x " + std::to_string(iterations) + ")");
-    // CPUs: a rect read from the input in one pass, van Herk down its columns (PoCL, 3840x2160
-    // f32 dilate 31x31: 22.3 ms as a row and a column pass, 12.5 in one).
+    // CPUs: a rect read from the input in one pass, van Herk down its columns (faster there than
+    // the lines: docs/PERFORMANCE.md's PoCL table).
     const std::string method = p.get_string("method");
     Planner plan(shape, r, iterations, !device.info().is_gpu && method != "line");
     int first_chain_end = -1;
@@ -335,7 +333,7 @@ class MorphologyFactory : public FilterFactory {
                              std::to_string(k) +
                              (iterations > 1 ? " x" + std::to_string(iterations) : "");
     return std::make_unique<Morphology>(device, plan.finish(first_chain_end), plan.temps(),
-                                        border_from_params(p), what, p.get_string("method"));
+                                        border_from_params(p), what, method);
   }
 };
 
