@@ -1,5 +1,4 @@
-// The window parameters the non-linear plugins share: `ksize` (odd) or `radius`, never both; and
-// the launch shape of their staged kernels.
+// The window parameters the non-linear plugins share: `ksize` (odd) or `radius`, never both.
 #pragma once
 #include <clf/error.hpp>
 #include <clf/params.hpp>
@@ -24,7 +23,7 @@ inline int window_radius(const clf::Params& p, const std::string& filter) {
   if (p.given("radius") && p.given("ksize"))
     throw clf::Error(clf::ErrorKind::usage,
                      filter + ": give ksize or radius, not both (ksize = 2 radius + 1)");
-  if (p.has("radius") && p.given("radius")) return p.get_int("radius");
+  if (p.given("radius")) return p.get_int("radius");
   const int ksize = p.get_int("ksize");
   if (ksize % 2 == 0)
     throw clf::Error(clf::ErrorKind::usage, filter + ": ksize must be odd (got ksize=" +
