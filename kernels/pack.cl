@@ -67,23 +67,21 @@ __kernel void clf_pack(__global const float* src, int src_origin, int src_pitch,
 }
 
 #ifdef VW
-#define CLF_PCAT2(a, b) a##b
-#define CLF_PCAT(a, b) CLF_PCAT2(a, b)
-typedef CLF_PCAT(float, VW) clf_pfloatv;
+typedef CLF_CAT(float, VW) clf_pfloatv;
 #if CLF_PIXEL == CLF_PIXEL_U8
-#define VLOAD(i, p) CLF_PCAT(convert_float, VW)(CLF_PCAT(vload, VW)(i, p))
+#define VLOAD(i, p) CLF_CAT(convert_float, VW)(CLF_CAT(vload, VW)(i, p))
 #define VSTORE(v, i, p) \
-  CLF_PCAT(vstore, VW)(CLF_PCAT(CLF_PCAT(convert_uchar, VW), _sat_rte)(v), i, p)
+  CLF_CAT(vstore, VW)(CLF_CAT(CLF_CAT(convert_uchar, VW), _sat_rte)(v), i, p)
 #elif CLF_PIXEL == CLF_PIXEL_U16
-#define VLOAD(i, p) CLF_PCAT(convert_float, VW)(CLF_PCAT(vload, VW)(i, p))
+#define VLOAD(i, p) CLF_CAT(convert_float, VW)(CLF_CAT(vload, VW)(i, p))
 #define VSTORE(v, i, p) \
-  CLF_PCAT(vstore, VW)(CLF_PCAT(CLF_PCAT(convert_ushort, VW), _sat_rte)(v), i, p)
+  CLF_CAT(vstore, VW)(CLF_CAT(CLF_CAT(convert_ushort, VW), _sat_rte)(v), i, p)
 #elif CLF_PIXEL == CLF_PIXEL_F16
-#define VLOAD(i, p) CLF_PCAT(vload_half, VW)(i, p)
-#define VSTORE(v, i, p) CLF_PCAT(CLF_PCAT(vstore_half, VW), _rte)(v, i, p)
+#define VLOAD(i, p) CLF_CAT(vload_half, VW)(i, p)
+#define VSTORE(v, i, p) CLF_CAT(CLF_CAT(vstore_half, VW), _rte)(v, i, p)
 #else
-#define VLOAD(i, p) CLF_PCAT(vload, VW)(i, p)
-#define VSTORE(v, i, p) CLF_PCAT(vstore, VW)(v, i, p)
+#define VLOAD(i, p) CLF_CAT(vload, VW)(i, p)
+#define VSTORE(v, i, p) CLF_CAT(vstore, VW)(v, i, p)
 #endif
 
 // The VW pixels of one work-item: interleaved samples <-> CLF_CHANNELS planes. One channel is a
@@ -98,7 +96,7 @@ typedef CLF_PCAT(float, VW) clf_pfloatv;
 
 inline void clf_split(const __global pixel_t* s, __global float* d, int plane) {
 #if CLF_CHANNELS == 1
-  CLF_PCAT(vstore, VW)(VLOAD(0, s), 0, d);
+  CLF_CAT(vstore, VW)(VLOAD(0, s), 0, d);
 #elif CLF_CHANNELS == 3 && VW == 16
   // Channel k is samples k, k + 3, ..., k + 45 of the 48: 6, 5 and 5 of them (k = 0), 5, 6 and
   // 5 (k = 1) or 5, 5 and 6 (k = 2) in the three vectors.
@@ -125,7 +123,7 @@ inline void clf_split(const __global pixel_t* s, __global float* d, int plane) {
 
 inline void clf_join(const __global float* s, int plane, __global pixel_t* d) {
 #if CLF_CHANNELS == 1
-  VSTORE(CLF_PCAT(vload, VW)(0, s), 0, d);
+  VSTORE(CLF_CAT(vload, VW)(0, s), 0, d);
 #elif CLF_CHANNELS == 3 && VW == 16
   const float16 r = vload16(0, s), g = vload16(0, s + plane), b = vload16(0, s + 2 * plane);
   // Sample i of the 48 is channel i % 3 of pixel i / 3.

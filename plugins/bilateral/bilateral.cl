@@ -13,8 +13,6 @@
 #endif
 #define COLOR(dist) BILATERAL_EXP((dist) * (dist)*color_coeff)
 
-#define BILATERAL_CAT2(a, b) a##b
-#define BILATERAL_CAT(a, b) BILATERAL_CAT2(a, b)
 
 // One output pixel from window rows `s` (channel c at s + c * plane), `pitch` apart.
 #define BILATERAL_PIXEL(T, LOAD, s, pitch, plane, out_store)                        \
@@ -53,15 +51,15 @@ __kernel void bilateral_direct(BILATERAL_ARGS) {
 }
 
 #if defined(VW)
-typedef BILATERAL_CAT(float, VW) bilateral_floatv;
-#define LOADV(p) BILATERAL_CAT(vload, VW)(0, p)
+typedef CLF_CAT(float, VW) bilateral_floatv;
+#define LOADV(p) CLF_CAT(vload, VW)(0, p)
 __kernel void bilateral_vector(BILATERAL_ARGS) {
   const int x0 = get_global_id(0) * VW, y = get_global_id(1);
   if (x0 >= width || y >= rows) return;
   const __global float* s = src + src_origin + y * src_pitch + x0;
   __global float* d = dst + dst_origin + y * dst_pitch + x0;
   if (x0 + VW <= width) {
-#define STOREV(c, v) BILATERAL_CAT(vstore, VW)(v, 0, d + (c)*dst_plane)
+#define STOREV(c, v) CLF_CAT(vstore, VW)(v, 0, d + (c)*dst_plane)
     BILATERAL_PIXEL(bilateral_floatv, LOADV, s, src_pitch, src_plane, STOREV)
     return;
   }

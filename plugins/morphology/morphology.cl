@@ -85,9 +85,7 @@ __kernel void morph_pass(MORPH_ARGS) {
 #if defined(VW)
 // VW outputs of a row per work-item in one SIMD vector (CPU devices); windows that leave the
 // image, and the row's tail, one output at a time.
-#define MORPH_CAT2(a, b) a##b
-#define MORPH_CAT(a, b) MORPH_CAT2(a, b)
-typedef MORPH_CAT(float, VW) morph_floatv;
+typedef CLF_CAT(float, VW) morph_floatv;
 __kernel void morph_pass_vector(MORPH_ARGS) {
   const int i0 = get_global_id(0) * VW, j = get_global_id(1), c = get_global_id(2);
   if (i0 >= w || j >= h) return;
@@ -96,14 +94,14 @@ __kernel void morph_pass_vector(MORPH_ARGS) {
   if (i0 + VW <= w &&
       (!checked || (x >= RX && x + VW - 1 + RX < width && gy >= RY && gy + RY < image_rows))) {
     morph_floatv acc = (morph_floatv)(MORPH_START);
-#define LOAD(px, py) MORPH_CAT(vload, VW)(0, s + (py)*src_pitch + (px))
+#define LOAD(px, py) CLF_CAT(vload, VW)(0, s + (py)*src_pitch + (px))
     MORPH_ROWS
 #undef LOAD
     if (combine) {
-      const morph_floatv v = MORPH_CAT(vload, VW)(0, o + y * other_pitch + x);
+      const morph_floatv v = CLF_CAT(vload, VW)(0, o + y * other_pitch + x);
       acc = combine == 1 ? v - acc : acc - v;
     }
-    MORPH_CAT(vstore, VW)(acc, 0, d + y * dst_pitch + x);
+    CLF_CAT(vstore, VW)(acc, 0, d + y * dst_pitch + x);
     return;
   }
   for (int t = 0; t < min(VW, w - i0); ++t)
@@ -122,7 +120,7 @@ __kernel void morph_pass_vector(MORPH_ARGS) {
 #define RK (2 * RY + 1)
 inline morph_floatv rect_row(const __global float* p) {
   morph_floatv acc = (morph_floatv)(MORPH_START);
-  for (int dx = -RX; dx <= RX; ++dx) acc = OP(acc, MORPH_CAT(vload, VW)(0, p + dx));
+  for (int dx = -RX; dx <= RX; ++dx) acc = OP(acc, CLF_CAT(vload, VW)(0, p + dx));
   return acc;
 }
 
@@ -155,10 +153,10 @@ __kernel void morph_rect_vector(MORPH_ARGS) {
       morph_floatv v = t > 0 ? OP(suffix[t], acc) : suffix[0];
       const int y = top + t;
       if (combine) {
-        const morph_floatv other_value = MORPH_CAT(vload, VW)(0, o + y * other_pitch + x);
+        const morph_floatv other_value = CLF_CAT(vload, VW)(0, o + y * other_pitch + x);
         v = combine == 1 ? other_value - v : v - other_value;
       }
-      MORPH_CAT(vstore, VW)(v, 0, d + y * dst_pitch + x);
+      CLF_CAT(vstore, VW)(v, 0, d + y * dst_pitch + x);
     }
     if ((b + 1) * RK < n) rows[RK - 1] = rect_row(s + (top + RK + RY) * src_pitch + x);
   }

@@ -35,9 +35,7 @@ __kernel void rank_network_direct(CLF_PLANE_IN(src), CLF_PLANE(dst), int width, 
 #if defined(VW)
 // VW outputs of a row per work-item, each comparator on VW lanes at once (CPU devices: the
 // vectors are the SIMD registers); the row's tail, past the last whole vector, one at a time.
-#define CLF_VCAT2(a, b) a##b
-#define CLF_VCAT(a, b) CLF_VCAT2(a, b)
-typedef CLF_VCAT(float, VW) rank_floatv;
+typedef CLF_CAT(float, VW) rank_floatv;
 __kernel void rank_network_vector(CLF_PLANE_IN(src), CLF_PLANE(dst), int width, int rows) {
   const int x0 = get_global_id(0) * VW, y = get_global_id(1), c = get_global_id(2);
   if (x0 >= width || y >= rows) return;
@@ -48,9 +46,9 @@ __kernel void rank_network_vector(CLF_PLANE_IN(src), CLF_PLANE(dst), int width, 
 #pragma unroll
     for (int j = 0; j < K; ++j)
 #pragma unroll
-      for (int i = 0; i < K; ++i) v[j * K + i] = CLF_VCAT(vload, VW)(0, s + j * src_pitch + i);
+      for (int i = 0; i < K; ++i) v[j * K + i] = CLF_CAT(vload, VW)(0, s + j * src_pitch + i);
     CLF_RANK_NETWORK
-    CLF_VCAT(vstore, VW)(v[Q], 0, d);
+    CLF_CAT(vstore, VW)(v[Q], 0, d);
     return;
   }
   for (int t = 0; t < width - x0; ++t) {

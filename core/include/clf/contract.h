@@ -28,4 +28,9 @@
  * C++: clf::plane_margin. Kernels: clf_stage_window and the blocked correlation bodies. */
 #define CLF_HALO4(r) ((((r) + 3) / 4) * 4)
 
+/* Token pasting after expansion, for the kernels' vector types: CLF_CAT(float, VW) is float8 when
+ * VW is 8, CLF_CAT(vload, VW) vload8. */
+#define CLF_CAT2(a, b) a##b
+#define CLF_CAT(a, b) CLF_CAT2(a, b)
+
 #endif
