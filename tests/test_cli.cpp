@@ -727,6 +727,37 @@ TEST_CASE("a file streams in bounded memory: peak RSS grows by far less than the
   fs::remove(scratch() / "tall_out.tif");
 }
 
+TEST_CASE("device memory counted outside the library stays within --max-device-memory") {
+  // tests/tools/cl_buffer_meter, preloaded, counts every device buffer the process creates through
+  // the OpenCL loader: the strips, temp planes, weights, the FFT path's blocks and VkFFT's own.
+  write_test_image(scratch() / "budget.tif", test::random_image(1000, 700, 3, clf::PixelType::u8, 3));
+  {
+    std::ofstream kernel(scratch() / "k31.txt");
+    for (int j = 0; j < 31; ++j)
+      for (int i = 0; i < 31; ++i) kernel << (1 + (i * 7 + j * 3) % 11) / 6000.0 << (i < 30 ? " " : "\n");
+  }
+  const uint64_t budget = 8 << 20;
+  // ASan checks that its runtime is loaded first; the meter comes before it here.
+  const std::string env = "CLF_BUFFER_METER=meter.txt LD_PRELOAD='" CLF_TEST_BUFFER_METER
+                          "' ASAN_OPTIONS=\"$ASAN_OPTIONS:verify_asan_link_order=0\"";
+  for (const std::string chain : {"-f gaussian:sigma=2 -f sobel -f box:radius=1", "-f convolve:kernel_file=k31.txt",
+                                  "-f median:ksize=5 -f morphology:op=open,shape=ellipse,ksize=15", "-f bilateral:d=9"}) {
+    fs::remove(scratch() / "meter.txt");
+    const Result r = clfilter("budget.tif budget_out.tif --max-device-memory 8M -v " + chain, env);
+    INFO(chain << "\n" << r.err);
+    REQUIRE(r.code == 0);
+    std::istringstream meter(slurp(scratch() / "meter.txt"));
+    std::string peak_word, buffers_word;
+    uint64_t peak = 0, buffers = 0;
+    meter >> peak_word >> peak >> buffers_word >> buffers;
+    INFO("meter: peak " << peak << " bytes in " << buffers << " buffers");
+    REQUIRE(peak_word == "peak");
+    CHECK(peak <= budget);
+    CHECK(peak > budget / 2);  // the strips take what the budget leaves: the meter saw them
+  }
+  CHECK(no_leftovers());
+}
+
 TEST_CASE("one file over two devices: strips alternate, bytes as on one; -v names whole-image encoders") {
   const clf::Image img = test::random_image(90, 77, 3, clf::PixelType::u8, 9);
   write_test_image(scratch() / "two.png", img);

@@ -18,7 +18,9 @@ struct FilterCase {
   double kernel_l1 = 1;  // sum of |weights|: the scale of float rounding in the result
 };
 
-int gaussian_radius(double sigma) { return (int(std::lrint(sigma * 8 + 1)) | 1) / 2; }
+// OpenCV's size for a float Gaussian of sigma (getGaussianKernel's documentation, and
+// createGaussianKernels): ksize = round(8 sigma + 1), made odd. The README promises that kernel.
+int opencv_gaussian_radius(double sigma) { return (int(std::lrint(sigma * 8 + 1)) | 1) / 2; }
 
 ref::Image separable(const ref::Image& in, const std::vector<double>& kx,
                      const std::vector<double>& ky, Border b, double bv) {
@@ -62,7 +64,7 @@ std::vector<FilterCase> filter_cases() {
        768},
       {"gaussian:sigma=1.5",
        [](auto& in, Border b, double bv) {
-         const auto g = ref::gaussian_1d(1.5, gaussian_radius(1.5));
+         const auto g = ref::gaussian_1d(1.5, opencv_gaussian_radius(1.5));
          return separable(in, g, g, b, bv);
        }},
       {"gaussian:sigma_x=0.8,sigma_y=2,radius=3",
@@ -108,19 +110,24 @@ std::vector<FilterCase> filter_cases() {
 
 const char* const borders[] = {"replicate", "reflect", "reflect101", "wrap", "constant"};
 
-// Runs the case with that border and checks it against the reference; returns its output.
-clf::Image check_case(const FilterCase& fc, const std::string& border, const clf::Image& in) {
+// Runs the case with that border on `device` (the shared test device by default) and checks it
+// against the reference; returns its output.
+clf::Image check_case(const FilterCase& fc, const std::string& border, const clf::Image& in,
+                      const std::shared_ptr<clf::Device>& device = test::device()) {
   const double border_value = in.type() == clf::PixelType::u8    ? 7
                               : in.type() == clf::PixelType::u16 ? 300
                                                                  : 0.25;
   std::string spec =
       fc.spec + (fc.spec.find(':') == std::string::npos ? ":" : ",") + "border=" + border;
   if (border == "constant") spec += ",border_value=" + std::to_string(border_value);
-  const clf::Tuning& t = test::device()->tuning();
+  const clf::Tuning& t = device->tuning();
   INFO(spec << " on " << in.width() << "x" << in.height() << "x" << in.channels() << " "
             << clf::pixel_type_name(in.type()) << ", " << clf::variant_name(t.variant)
             << " separable rows " << t.separable_rows << " vector width " << t.vector_width);
-  const clf::Image out = test::run_chain({spec}, in);
+  clf::Pipeline pipeline(device);
+  pipeline.add(test::registry(), spec);
+  clf::Image out;
+  pipeline.run(in, out);
   test::check_matches(out,
                       fc.reference(test::to_ref(in), ref::border_from_name(border), border_value),
                       fc.kernel_l1);
@@ -142,6 +149,30 @@ TEST_CASE("every filter matches the reference for every border, type, channel co
           for (const char* border : borders) check_case(fc, border, in);
       }
   }
+}
+
+TEST_CASE("the device as it ships: every filter and border on the tuning it comes with") {
+  // The other cases force layouts (and method=fast from sigma 5) on the shared device. This one
+  // opens the device again, as the CLI and Python do, and keeps the tuning it comes with: each
+  // device type's table runs as it ships (PoCL here, a GPU in a device run). method=fast below
+  // a device's crossover is the exact kernel by design, so its case here is past every crossover.
+  const clf::DeviceInfo& info = test::device()->info();
+  const auto shipped = clf::Device::open(std::to_string(info.platform_index) + ":" +
+                                         std::to_string(info.device_index));
+  std::vector<FilterCase> cases;
+  for (FilterCase& fc : filter_cases())
+    if (fc.spec.find("method=fast") == std::string::npos) cases.push_back(std::move(fc));
+  cases.push_back({"gaussian:sigma_x=9.5,sigma_y=17,method=fast", [](auto& in, Border b, double bv) {
+                     return ref::correlate_phased(in, ref::multirate_gaussian_1d(9.5),
+                                                  ref::multirate_gaussian_1d(17), b, bv);
+                   }});
+  for (auto type : {clf::PixelType::f32, clf::PixelType::u8, clf::PixelType::f16})
+    for (int channels : {1, 3}) {
+      // Wide enough for a GPU's tiles and vectors, with a partial tile at the edges.
+      const clf::Image in = test::random_image(301, 67, channels, type, unsigned(11 + channels));
+      for (const auto& fc : cases)
+        for (const char* border : borders) check_case(fc, border, in, shipped);
+    }
 }
 
 TEST_CASE("odd sizes: 1x1, single rows and columns, prime widths, radius larger than the image") {
@@ -180,8 +211,8 @@ TEST_CASE("columns first at the GPUs' shape: 256 columns, 32-row groups, batches
   const auto box = std::vector<double>(11, 1.0 / 11);
   const std::pair<std::string, std::vector<double>> cases[] = {
       {"box:radius=5", box},
-      {"gaussian:sigma=3", ref::gaussian_1d(3, gaussian_radius(3))},
-      {"gaussian:sigma=4", ref::gaussian_1d(4, gaussian_radius(4))}};
+      {"gaussian:sigma=3", ref::gaussian_1d(3, opencv_gaussian_radius(3))},
+      {"gaussian:sigma=4", ref::gaussian_1d(4, opencv_gaussian_radius(4))}};
   for (const auto& [spec, taps] : cases)
     for (const char* border : borders) {
       INFO(spec << " border " << border);
@@ -202,7 +233,7 @@ TEST_CASE("method=fast's kernels stay within the stated bound of OpenCV's, sigma
   // each kernel summing to 1), so half the stated 0.025% bounds each axis.
   double worst = 0, worst_sigma = 0;
   for (double sigma = 4; sigma <= 128; sigma += sigma < 16 ? 0.25 : sigma < 64 ? 1 : 4) {
-    const int r = gaussian_radius(sigma);
+    const int r = opencv_gaussian_radius(sigma);
     const std::vector<double> exact = ref::gaussian_1d(sigma, r);
     for (const std::vector<double>& k : ref::multirate_gaussian_1d(sigma)) {
       const int h = int(k.size() / 2);
@@ -397,7 +428,7 @@ TEST_CASE("past the tuning's radius, one vector program serves every radius and 
     CHECK_THAT(p.filter(0).describe(), Catch::Contains("radii as arguments"));
     clf::Image out;
     p.run(in, out);
-    const int r = clf::gaussian_radius(sigma);
+    const int r = opencv_gaussian_radius(sigma);
     const auto g = ref::gaussian_1d(sigma, r);
     test::check_matches(out, separable(test::to_ref(in), g, g, Border::reflect101, 0));
   };
@@ -468,7 +499,7 @@ TEST_CASE(
   const clf::Image out = run("gaussian:sigma=2.7,border=reflect101", 0, &how);
   CHECK_THAT(how, Catch::Contains("radii as arguments"));
   CHECK(test::device()->programs_built() == built);
-  const int r = clf::gaussian_radius(2.7);
+  const int r = opencv_gaussian_radius(2.7);
   const auto g = ref::gaussian_1d(2.7, r);
   test::check_matches(out, separable(test::to_ref(in), g, g, Border::reflect101, 0));
 }

@@ -94,20 +94,25 @@ struct FftCorrelation::Impl {
     if (batch > 0) deleteVkFFT(&app);
   }
   size_t block_floats() const { return size_t(row) * size_t(by); }
+  int blocks_across(int width) const { return (width + vx - 1) / vx; }
+  int batch_for(int want) const;  // blocks a launch for rows of `want` blocks
   void plan(const cl::CommandQueue& queue, int want);
   void transform(cl_command_queue queue, int direction);
 };
 
-void FftCorrelation::Impl::plan(const cl::CommandQueue& queue, int want) {
-  // A launch of `want` blocks, within 32 MiB (and 1/8 of the largest buffer): this buffer lives
-  // outside the streamer's strip budget.
+int FftCorrelation::Impl::batch_for(int want) const {
+  // A launch of `want` blocks, within 32 MiB (and 1/8 of the largest buffer).
   const uint64_t cap = std::min<uint64_t>(device.max_alloc_bytes() / 8, uint64_t(32) << 20);
+  return int(std::clamp<uint64_t>(cap / (block_floats() * sizeof(float)), 1, uint64_t(want)));
+}
+
+void FftCorrelation::Impl::plan(const cl::CommandQueue& queue, int want) {
   const uint64_t block_bytes = block_floats() * sizeof(float);
   if (batch > 0) deleteVkFFT(&app);
   app = VkFFTApplication{};
   batch = planned_for = 0;
   blocks = DeviceBuffer();
-  const int count = int(std::clamp<uint64_t>(cap / block_bytes, 1, uint64_t(want)));
+  const int count = batch_for(want);
   blocks = device.alloc(block_bytes * size_t(count), (name + " FFT blocks").c_str());
   if (!window) window = device.alloc(block_bytes, (name + " FFT window").c_str());
   device_id = device.device()();
@@ -195,7 +200,7 @@ int FftCorrelation::block_rows() const { return impl_->vy; }
 
 void FftCorrelation::enqueue(const Stage& stage, const Plane& src, const Plane& dst) {
   Impl& m = *impl_;
-  const int nbx = (dst.width + m.vx - 1) / m.vx;
+  const int nbx = m.blocks_across(dst.width);
   // A launch per block row: the plan then depends on the width only, not on the strip's height,
   // and serves every strip and every image of that width.
   if (m.planned_for != nbx) m.plan(stage.queue(), nbx);
@@ -220,6 +225,17 @@ void FftCorrelation::enqueue(const Stage& stage, const Plane& src, const Plane& 
                               << dst.rows << m.delta;
         stage.launch(m.scatter, global(m.vx, m.vy, count), local, m.scatter_name.c_str());
       }
+}
+
+uint64_t FftCorrelation::device_bytes_ahead(int width) const {
+  const Impl& m = *impl_;
+  const int want = m.blocks_across(width);
+  if (m.planned_for == want) return 0;
+  // The old blocks are freed before the new ones are made; the window's block is made once.
+  const uint64_t block_bytes = m.block_floats() * sizeof(float);
+  const uint64_t blocks = block_bytes * uint64_t(m.batch_for(want)) + (m.window ? 0 : block_bytes);
+  const uint64_t held = block_bytes * uint64_t(m.batch);
+  return blocks > held ? blocks - held : 0;
 }
 
 std::string FftCorrelation::describe() const {

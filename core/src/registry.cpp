@@ -73,6 +73,10 @@ class PluginFilter final : public Filter {
     return into_plugin(name_, "strip_rows_multiple()",
                        [&] { return filter_->strip_rows_multiple(); });
   }
+  uint64_t device_bytes_ahead(int width) const override {
+    return into_plugin(name_, "device_bytes_ahead()",
+                       [&] { return filter_->device_bytes_ahead(width); });
+  }
   void enqueue(Stage& stage) override {
     into_plugin(name_, "enqueue()", [&] { filter_->enqueue(stage); });
   }

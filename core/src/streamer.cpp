@@ -891,9 +891,11 @@ RunStats stream(const std::vector<Lane>& lanes, const Endpoints& ends, const Run
   for (const Lane& lane : lanes) {
     max_alloc = std::min(max_alloc, lane.device->max_alloc_bytes());
     // Filter weights and the like, already allocated (a ring kept from the last run is this run's).
+    uint64_t ahead = 0;  // what the filters will allocate for this width
+    for (const auto& filter : lane.chain) ahead += filter->device_bytes_ahead(ends.shape.width);
     rooms.push_back({options.max_device_memory ? options.max_device_memory
                                                : default_budget(lane.device->info()),
-                     lane.device->bytes_in_use() - lane.resources->ring_bytes()});
+                     lane.device->bytes_in_use() - lane.resources->ring_bytes() + ahead});
   }
   // A chain whose vertical borders all wrap streams cyclically where the source has a second
   // reader (otherwise its one strip is the whole image); in place would be one strip.

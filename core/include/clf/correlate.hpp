@@ -163,8 +163,11 @@ class FftCorrelation {
   FftCorrelation& operator=(const FftCorrelation&) = delete;
   // Plans the transform on its first call for an image width (VkFFT compiles its kernels then):
   // one launch transforms a row of blocks, at most 32 MiB of them, plus one block for the
-  // window's spectrum; these buffers are the filter's own, outside the streamer's strip budget.
+  // window's spectrum. These buffers are the filter's own; the streamer counts them against its
+  // budget through device_bytes_ahead().
   void enqueue(const Stage& stage, const Plane& src, const Plane& dst);
+  // What planning for this width will allocate beyond the buffers held now.
+  uint64_t device_bytes_ahead(int width) const;
   Halo halo() const;
   // Output rows of a block: strips that are multiples of it give the same blocks, and so the same
   // bits, as one strip over the whole image.
@@ -219,6 +222,9 @@ class CorrelationFilter : public Filter {
   Halo halo() const override { return halo_; }
   Border border() const override { return border_; }
   int strip_rows_multiple() const override { return fft_ ? fft_->block_rows() : 0; }
+  uint64_t device_bytes_ahead(int width) const override {
+    return fft_ ? fft_->device_bytes_ahead(width) : 0;
+  }
   void enqueue(Stage& stage) override;
   std::string describe() const override;
 

@@ -21,6 +21,10 @@ class Filter {
   // Strips whose rows are a multiple of this (0: any) give the filter's whole-image result bit for
   // bit; the streamer's own choice of strip height honours it (the FFT path's block rows).
   virtual int strip_rows_multiple() const { return 0; }
+  // Device memory the filter will allocate for itself when it first runs on images this wide,
+  // beyond what it holds now (the FFT path's blocks): the streamer counts it against the budget
+  // before it sizes the strips.
+  virtual uint64_t device_bytes_ahead(int /*width*/) const { return 0; }
   virtual void enqueue(Stage& stage) = 0;
   // One line for -v: what was built ("gaussian sigma 2x2 radius 8x8, separable 2-pass, direct
   // x16").

@@ -16,7 +16,8 @@ namespace clf {
 // change layout or meaning. 2: the plugin boundary (Error's vtable in the core) and the ABI tag.
 // 3: headers by concept, Stage's fields private, ParamSpec's open bounds, contract.h.
 // 4: Stage::pixel_type() and image_rows(); BorderMode::ignore.
-constexpr int plugin_abi_version = 4;
+// 5: Filter::device_bytes_ahead().
+constexpr int plugin_abi_version = 5;
 
 struct PluginManifest {
   std::vector<std::shared_ptr<FilterFactory>> factories;
