@@ -727,9 +727,29 @@ TEST_CASE("a file streams in bounded memory: peak RSS grows by far less than the
   fs::remove(scratch() / "tall_out.tif");
 }
 
+// tests/tools/cl_buffer_meter, preloaded into clfilter: every device buffer the process creates
+// through the OpenCL loader (the strips, temp planes, weights, the FFT path's blocks, VkFFT's
+// own), and the host's writes to them and reads from them.
+struct Metered {
+  Result result;
+  uint64_t peak = 0, buffers = 0, written = 0, read = 0;
+};
+Metered run_metered(const std::string& args) {
+  fs::remove(scratch() / "meter.txt");
+  // ASan checks that its runtime is loaded first; the meter comes before it here.
+  const std::string env = "CLF_BUFFER_METER=meter.txt LD_PRELOAD='" CLF_TEST_BUFFER_METER
+                          "' ASAN_OPTIONS=\"$ASAN_OPTIONS:verify_asan_link_order=0\"";
+  Metered m{clfilter(args, env)};
+  std::istringstream meter(slurp(scratch() / "meter.txt"));
+  std::string words[4];
+  meter >> words[0] >> m.peak >> words[1] >> m.buffers >> words[2] >> m.written >> words[3] >> m.read;
+  INFO(args << "\n" << m.result.err);
+  REQUIRE(m.result.code == 0);
+  REQUIRE(words[3] == "read");  // the meter was loaded and reported
+  return m;
+}
+
 TEST_CASE("device memory counted outside the library stays within --max-device-memory") {
-  // tests/tools/cl_buffer_meter, preloaded, counts every device buffer the process creates through
-  // the OpenCL loader: the strips, temp planes, weights, the FFT path's blocks and VkFFT's own.
   write_test_image(scratch() / "budget.tif", test::random_image(1000, 700, 3, clf::PixelType::u8, 3));
   {
     std::ofstream kernel(scratch() / "k31.txt");
@@ -737,25 +757,33 @@ TEST_CASE("device memory counted outside the library stays within --max-device-m
       for (int i = 0; i < 31; ++i) kernel << (1 + (i * 7 + j * 3) % 11) / 6000.0 << (i < 30 ? " " : "\n");
   }
   const uint64_t budget = 8 << 20;
-  // ASan checks that its runtime is loaded first; the meter comes before it here.
-  const std::string env = "CLF_BUFFER_METER=meter.txt LD_PRELOAD='" CLF_TEST_BUFFER_METER
-                          "' ASAN_OPTIONS=\"$ASAN_OPTIONS:verify_asan_link_order=0\"";
   for (const std::string chain : {"-f gaussian:sigma=2 -f sobel -f box:radius=1", "-f convolve:kernel_file=k31.txt",
                                   "-f median:ksize=5 -f morphology:op=open,shape=ellipse,ksize=15", "-f bilateral:d=9"}) {
-    fs::remove(scratch() / "meter.txt");
-    const Result r = clfilter("budget.tif budget_out.tif --max-device-memory 8M -v " + chain, env);
-    INFO(chain << "\n" << r.err);
-    REQUIRE(r.code == 0);
-    std::istringstream meter(slurp(scratch() / "meter.txt"));
-    std::string peak_word, buffers_word;
-    uint64_t peak = 0, buffers = 0;
-    meter >> peak_word >> peak >> buffers_word >> buffers;
-    INFO("meter: peak " << peak << " bytes in " << buffers << " buffers");
-    REQUIRE(peak_word == "peak");
-    CHECK(peak <= budget);
-    CHECK(peak > budget / 2);  // the strips take what the budget leaves: the meter saw them
+    const Metered m = run_metered("budget.tif budget_out.tif --max-device-memory 8M " + chain);
+    INFO(chain << ": peak " << m.peak << " bytes in " << m.buffers << " buffers");
+    CHECK(m.peak <= budget);
+    CHECK(m.peak > budget / 2);  // the strips take what the budget leaves: the meter saw them
   }
   CHECK(no_leftovers());
+}
+
+TEST_CASE("rows that neighbouring strips share cross the bus once, counted outside the library") {
+  // Halo rows of 12 x 24,000 bytes: past the 256 KiB from which the device copies them from the
+  // previous strip's upload (RunOptions::device_halo_copy_bytes). With one slot there is no
+  // previous upload to copy from, and they are sent again.
+  const clf::Image img = test::random_image(8000, 200, 3, clf::PixelType::u8, 6);
+  write_test_image(scratch() / "halo.tif", img);
+  const uint64_t image_bytes = img.byte_size();
+  const Metered once = run_metered("halo.tif halo_out.tif -f gaussian:sigma=3 --strip-rows 30 --slots 3");
+  INFO("written " << once.written << ", read " << once.read << ", image " << image_bytes);
+  CHECK(once.written >= image_bytes);
+  CHECK(once.written < image_bytes + 1024);  // besides the rows: the filter's 2 x 25 weights
+  CHECK(once.read == image_bytes);
+  const Metered again = run_metered("halo.tif halo_out.tif -f gaussian:sigma=3 --strip-rows 30 --slots 1");
+  CHECK(again.written >= image_bytes + 6 * 2 * 12 * img.row_bytes());  // 6 strip seams, 12 rows each way
+  CHECK(again.read == image_bytes);
+  fs::remove(scratch() / "halo.tif");
+  fs::remove(scratch() / "halo_out.tif");
 }
 
 TEST_CASE("one file over two devices: strips alternate, bytes as on one; -v names whole-image encoders") {

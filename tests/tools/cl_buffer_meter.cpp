@@ -2,8 +2,9 @@
 // and the OpenCL loader and counts the bytes of every live device buffer, whoever creates it
 // (clfilter's allocator, the C++ bindings, VkFFT). Buffers over host memory (CL_MEM_USE_HOST_PTR,
 // CL_MEM_ALLOC_HOST_PTR: the caller's images and pinned staging) are not device memory and are
-// not counted; sub-buffers alias their parent's bytes. At exit the peak of live bytes is written
-// to the file named by CLF_BUFFER_METER ("peak BYTES buffers N").
+// not counted; sub-buffers alias their parent's bytes. It also adds up the bytes written to and
+// read from those device buffers by the host (clEnqueueWriteBuffer, clEnqueueReadBuffer). At exit
+// it writes to the file named by CLF_BUFFER_METER: "peak BYTES buffers N written W read R".
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 #include <dlfcn.h>
@@ -22,7 +23,7 @@ struct Entry {
 
 pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 std::vector<Entry>* entries;  // never destroyed: a buffer may be released during exit
-unsigned long long live, peak, created;
+unsigned long long live, peak, created, written, read;
 
 void* next_symbol(const char* name) {
   void* f = dlsym(RTLD_NEXT, name);
@@ -87,6 +88,34 @@ cl_int clReleaseMemObject(cl_mem mem) {
   return next(mem);
 }
 
+cl_int clEnqueueWriteBuffer(cl_command_queue queue, cl_mem mem, cl_bool blocking, size_t offset,
+                            size_t size, const void* host, cl_uint waits, const cl_event* wait,
+                            cl_event* event) {
+  typedef cl_int (*Fn)(cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void*, cl_uint,
+                       const cl_event*, cl_event*);
+  static Fn next;
+  if (!next) next = reinterpret_cast<Fn>(next_symbol("clEnqueueWriteBuffer"));
+  const cl_int result = next(queue, mem, blocking, offset, size, host, waits, wait, event);
+  pthread_mutex_lock(&lock);
+  if (result == CL_SUCCESS && find(mem)) written += size;
+  pthread_mutex_unlock(&lock);
+  return result;
+}
+
+cl_int clEnqueueReadBuffer(cl_command_queue queue, cl_mem mem, cl_bool blocking, size_t offset,
+                           size_t size, void* host, cl_uint waits, const cl_event* wait,
+                           cl_event* event) {
+  typedef cl_int (*Fn)(cl_command_queue, cl_mem, cl_bool, size_t, size_t, void*, cl_uint,
+                       const cl_event*, cl_event*);
+  static Fn next;
+  if (!next) next = reinterpret_cast<Fn>(next_symbol("clEnqueueReadBuffer"));
+  const cl_int result = next(queue, mem, blocking, offset, size, host, waits, wait, event);
+  pthread_mutex_lock(&lock);
+  if (result == CL_SUCCESS && find(mem)) read += size;
+  pthread_mutex_unlock(&lock);
+  return result;
+}
+
 }  // extern "C"
 
 __attribute__((destructor)) static void report() {
@@ -94,6 +123,6 @@ __attribute__((destructor)) static void report() {
   if (!path) return;
   FILE* f = fopen(path, "w");
   if (!f) return;
-  fprintf(f, "peak %llu buffers %llu\n", peak, created);
+  fprintf(f, "peak %llu buffers %llu written %llu read %llu\n", peak, created, written, read);
   fclose(f);
 }
