@@ -448,6 +448,42 @@ TEST_CASE("a full disk fails every writer: exit 1 naming OUT, OUT as it was, no 
   }
 }
 
+TEST_CASE("a late write failure (fsync, close, rename) fails the run naming OUT, OUT as it was") {
+  // tests/tools/io_faults, preloaded: the call fails with ENOSPC for the temporary output only,
+  // after every write() succeeded, as a full disk or a quota reports it late.
+  const clf::Image u8 = test::random_image(120, 90, 3, clf::PixelType::u8, 8);
+  clf::write_image_file((dir() / "late.png").string(), u8, OIIO::ImageSpec(120, 90, 3, OIIO::TypeDesc::UINT8));
+  clf::write_image_file((dir() / "late.jpg").string(), u8, OIIO::ImageSpec(120, 90, 3, OIIO::TypeDesc::UINT8));
+  struct Case {
+    std::string call, in, out, why;
+  };
+  const Case cases[] = {
+      {"fsync", "late.png", "late_out.png", "No space left on device"},
+      {"fsync", "late.jpg", "late_out.jpg", "No space left on device"},  // libjpeg-turbo alone
+      {"close", "late.png", "late_out.exr", "No space left on device"},  // OpenImageIO's writer
+      {"rename", "late.png", "late_out.tif", "rename from temporary file failed: No space left on device"},
+      {"rename", "late.jpg", "late_out.jpg", "rename from temporary file failed: No space left on device"},
+  };
+  for (const Case& c : cases) {
+    write_bytes(dir() / c.out, "the previous output");
+    const std::string before = slurp(dir() / c.in);
+    const std::string env = "CLF_FAULT=" + c.call + " CLF_FAULT_PATH=.clfilter- LD_PRELOAD='" CLF_TEST_IO_FAULTS
+                            "' ASAN_OPTIONS=\"$ASAN_OPTIONS:verify_asan_link_order=0\"";
+    const test::CliResult r = clfilter(c.in + " " + c.out + " -f box", env);
+    INFO(c.call << ": " << c.in << " -> " << c.out << "\nstderr: " << r.err);
+    CHECK(r.code == 1);
+    CHECK_THAT(r.err, Contains("clfilter: error: cannot write '" + c.out + "': " + c.why));
+    CHECK(slurp(dir() / c.out) == "the previous output");
+    CHECK(slurp(dir() / c.in) == before);
+    CHECK(no_leftovers());
+  }
+  // Without the fault, the same runs write OUT.
+  REQUIRE(clfilter("late.png late_out.png -f box", "CLF_FAULT_PATH=.clfilter- LD_PRELOAD='" CLF_TEST_IO_FAULTS
+                                                 "' ASAN_OPTIONS=\"$ASAN_OPTIONS:verify_asan_link_order=0\"")
+              .code == 0);
+  CHECK(slurp(dir() / "late_out.png") != "the previous output");
+}
+
 TEST_CASE("Ctrl-C in the middle of a batch leaves finished outputs whole and the others as they were") {
   fs::remove_all(dir() / "cb_in");
   fs::remove_all(dir() / "cb_out");
