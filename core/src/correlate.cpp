@@ -81,7 +81,7 @@ Tiling choose_tiling(const Device& device, int rx, int ry) {
     t.vector_width = 1;
   }
   // Tall windows: more output rows per window row read, so each row read feeds more outputs
-  // (docs/PERFORMANCE.md has the measurements).
+  // (measured on the H100: Tuning::block_rows).
   int block_rows = tuning.tile_height;
   for (const Tuning::BlockRows& b : tuning.block_rows)
     if (ry >= b.min_radius) block_rows = std::max(1, b.rows);
@@ -231,8 +231,7 @@ Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float
   }
   // The blocked and tiled kernels take windows past 5x5 by value where they fit the 1 KiB of
   // arguments every OpenCL device takes (the other arguments need under 128 bytes): up to 13x13.
-  // H100, 8192^2 f32, buffer / by value: random 9x9 0.275 / 0.261 ms; 5x5 (box r2, at copy
-  // speed either way) 0.189 / 0.197.
+  // On the H100 that made the 9x9 5% faster; the 5x5 runs at copy speed either way.
   const bool by_value = tuning.taps_by_value && !any_radius_ &&
                         (tiling_.blocked() || tiling_.variant == Variant::tiled) &&
                         weights.size() > 25 && KernelWeights::fit_by_value(weights.size());

@@ -99,19 +99,18 @@ std::string device_list_text(const std::vector<Found>& found) {
   return text.empty() ? " (none)" : text;
 }
 
-// GPUs' tuning: the measurements behind each choice are in docs/PERFORMANCE.md.
+// GPUs' tuning, measured on the H100 (docs/PERFORMANCE.md has the current figures; the sweeps
+// that chose each value are in its git history).
 Tuning gpu_tuning() {
   Tuning tuning;
-  // 4 x 4 outputs per work-item from aligned float4 reads (the blocked direct kernels); the
-  // tiled variant (--variant tiled) uses 248x4 tiles of 64 work-items, whose 62 + 2 float4s per
-  // staged row are one copy trip per work-item. Direct by default: NVIDIA runs
-  // async_work_group_copy as a blocking loop plus a barrier per call, so a tile pays one
-  // global-memory latency per staged row that direct reads overlap (docs/PERFORMANCE.md).
+  // 4 x 4 outputs per work-item from aligned float4 reads (the blocked direct kernels). The tiled
+  // variant (--variant tiled) uses 248x4 tiles of 64 work-items, whose 62 + 2 float4s per staged
+  // row are one copy trip per work-item. Direct by default: NVIDIA runs async_work_group_copy as a
+  // blocking loop plus a barrier per call, so a tile pays one global-memory latency per staged
+  // row that direct reads overlap.
   tuning.variant = Variant::direct;
-  // The tiled variant's windows by async_work_group_copy: the work-items' own float4 loads
-  // (stage_with_loads) win only the 9x9 (H100, 8192^2 f32, tiled kernel ms over two runs, async /
-  // loads: sobel x 0.190 / 0.189, box r2 0.210-0.211 / 0.222-0.223, 5x5 0.207-0.209 / 0.217, 9x9
-  // 0.307 / 0.292-0.295); direct, the default, beats both (0.182-0.186, 9x9 0.221-0.224).
+  // Tiled windows by async_work_group_copy: the work-items' own float4 loads won only the 9x9,
+  // where direct reads beat both.
   tuning.stage_with_loads = false;
   tuning.vector_width = 4;
   tuning.tile_width = 248;
@@ -119,62 +118,41 @@ Tuning gpu_tuning() {
   tuning.group_width = 64;
   // Separable kernels past 7x7 take the tiled single pass below at every radius: with the
   // weights passed by value it beats the one pass in registers (8-row blocks) from radius 4.
-  // H100, 8192^2 f32, registers / tiled ms: sigma 1 (radius 4) 0.199 / 0.195, sigma 1.2
-  // 0.220 / 0.203, sigma 1.5 0.219 / 0.207, box r5 0.221 / 0.204 (docs/PERFORMANCE.md).
   tuning.separable_rows = 0;
   // Blocked 2-D windows, rows per work-item by radius: 4, 6 at radius 3 and 4, 4 from 5, 8 from
   // 9. Six rows read each window row for 6 outputs, and at 7 and 9 rows tall that saves a fifth
   // of the reads; below, the reads are few, and above, the taps' sums in registers cost more than
-  // the reads save. H100, 8192^2 f32, kernel ms, 4 / 6 / 8 rows (weights by value up to 13x13):
-  // box r1 0.185 / 0.189 / 0.189, bench 5x5 0.193-0.196 / 0.195 / 0.201, random 7x7 0.211 /
-  // 0.204 / 0.208, gaussian 7x7 0.210 / 0.205 / 0.208, box r3 0.210 / 0.204 / 0.208, random 9x9
-  // 0.261 / 0.249 / 0.256, the bench's 9x9 0.240-0.243 / 0.222 / 0.222, random 11x11 0.347 /
-  // 0.368 / 0.392, 13x13 0.483 / 0.524 / 0.570, 15x15 0.910 / 0.906 / 1.96, 17x17 1.076 /
-  // 1.438 / 1.198; from 19x19 8 rows win (4 / 8: 19x19 1.580 / 1.319, 23x23 2.979 / 1.874).
+  // the reads save, until the 19x19, from which 8 rows win.
   tuning.block_rows = {{3, 6}, {5, 4}, {9, 8}};
-  // Blocked 2-D windows up to 33x33: a random 31x31 kernel 3.61 ms against 19.2 ms one output
-  // per work-item on the H100 (docs/PERFORMANCE.md); past that the unrolled code grows as r^3.
+  // Blocked 2-D windows up to 33x33 (5x faster than one output per work-item at 31x31); past
+  // that the unrolled code grows as r^3.
   tuning.blocked_max_radius = 16;
-  // Separable filters: the tiled single pass, row results in __local (H100: sigma 3 0.243
-  // against 0.415 ms in two passes, sigma 20 1.67 against 8.32). 32-column tiles, 128 rows for
-  // literal radii and 256 for radii as arguments. H100, 8192^2 f32, 256 / 128 rows, ms: sigma 3
-  // 0.253 / 0.243, sigma 8 0.486 / 0.463, box r30 0.471 / 0.448; as arguments sigma 20
-  // 1.673 / 1.968, sigma 45 4.356 / 5.084.
+  // Separable filters: the tiled single pass, row results in __local (twice as fast as two passes
+  // at sigma 3, five times at sigma 20). 32-column tiles, 128 rows for literal radii and 256 for
+  // radii as arguments (each the faster of the two for its kind).
   tuning.separable_variant = Variant::tiled;
   tuning.separable_tile_width = 32;
   tuning.separable_tile_rows = 256;
   tuning.separable_literal_tile_rows = 128;
   tuning.separable_block_rows = 8;
-  // Radii as arguments take 5 rows per work-item: kernel ms, 5 / 6 / 7 / 8 rows (one run, tiles
-  // of 256 rows): sigma 20 1.628 / 1.627 / 1.665 / 1.683, sigma 30 2.857 / 3.000 / 2.812 /
-  // 2.950, sigma 45 4.270 / 4.492 / 4.252 / 4.355, sigma 60 6.047 / 6.248 / 5.952 / 5.858, box
-  // r40 0.904 / 0.875 / 0.921 / 0.924. 5 wins or ties four of the five and loses sigma 60 by 3%.
+  // Radii as arguments take 5 rows per work-item: it won or tied four of five radii from 20 to 60
+  // against 6, 7 and 8.
   tuning.separable_arg_block_rows = 5;
   // Columns first (kernels/correlate.clh, clf_separable_columns) at radii 5 to 20: groups of 128
-  // work-items over 256 columns walking down 32 rows in batches of 16. H100, 8192^2 f32, kernel
-  // ms in one run, rows first / columns first: box r4 0.193 / 0.223, sigma 1 (r4) 0.191 /
-  // 0.223, box r5 0.207 / 0.190, sigma 1.5 0.203 / 0.191, sigma 2 0.212 / 0.189, box r8 0.213 /
-  // 0.190, sigma 3 0.236 / 0.208, box r12 0.237 / 0.209, sigma 4 0.256 / 0.244, sigma 5 (r20)
-  // 0.317 / 0.311, box r20 0.318 / 0.310, sigma 6 (r24) 0.347 / 0.399, sigma 7 0.389 / 0.457,
-  // sigma 8 0.445 / 0.494 (docs/PERFORMANCE.md). Each work-item keeps 2r + 16 rows of a float2
-  // column in registers: 80 at radius 12 (ptxas: 124 in all), 128 at radius 24.
+  // work-items over 256 columns walking down 32 rows in batches of 16. Rows first wins at radius
+  // 4 and from 24. Each work-item keeps 2r + 16 rows of a float2 column in registers.
   tuning.separable_columns = {{5, 256, 16}, {21, 0, 0}};
   tuning.separable_columns_tile_rows = 32;
-  // 16-column tiles where 32 would more than double the row work: sigma 45's 360 halo rows
-  // leave 32-column tiles 16 rows in NVIDIA's 48 KiB (12.7 ms), 16-column ones 392 (4.9 ms).
+  // 16-column tiles where 32 would more than double the row work: sigma 45's 360 halo rows leave
+  // 32-column tiles 16 rows in NVIDIA's 48 KiB, 16-column ones 392.
   tuning.separable_min_tile_width = 16;
   // The tiled pass takes radii past 32 as arguments: one program per tile shape, where a radius
-  // of its own costs a cold build of 7 s at radius 32 (sigma 8) and 20 s at 84 (sigma 21),
-  // against 2.8-3.0 s. H100, 8192^2 f32, arguments / literal ms: sigma 4 0.516 / 0.357,
-  // sigma 8 0.789 / 0.632, box r30 0.787 / 0.591, sigma 20 1.686 / 1.595, sigma 30
-  // 2.931 / 2.859, sigma 45 4.324 / 4.900, sigma 60 5.832 / 7.425 (docs/PERFORMANCE.md).
+  // of its own costs a cold build of seconds each. Below 32 the literal radius is faster; past
+  // 45 the arguments are (a shorter unrolled loop).
   tuning.radius_arg_above = 32;
-  // 2-D windows by FFT from 25x25 (fft_pays). H100, 8192^2 f32, random windows, direct / FFT:
-  // 15x15 1.96 / 2.74 ms, 21x21 1.86 / 2.24, 31x31 3.64 / 2.23, 41x41 33.1 / 2.51 (past the
-  // blocked radius), 63x63 78.7 / 2.51; one FFT unit costs what 27-29 direct taps do there.
+  // 2-D windows by FFT from 25x25 (fft_pays): one FFT unit costs what 27-29 direct taps do.
   tuning.fft_tap_cost = 28;
-  // method=fast from sigma 9: at 8 the exact tiled pass is still a little faster (H100, 8192^2
-  // f32, exact / multirate kernel ms: sigma 8 0.459 / 0.492, 12 1.034 / 0.498).
+  // method=fast from sigma 9: at 8 the exact tiled pass is still a little faster.
   tuning.fast_gaussian_min_sigma = 9;
   return tuning;
 }
@@ -185,28 +163,22 @@ Tuning cpu_tuning() {
   // One SIMD register of outputs per work-item (16 floats = AVX-512; fine on AVX2 too).
   tuning.variant = Variant::direct;
   // The tiled variant stages with PoCL's async_work_group_copy, which beats the work-items' own
-  // loads (1920x1080 f32, tiled kernel ms over two runs, async / loads: sobel x 3.74-3.78 /
-  // 3.97-4.30, box r2 6.06-6.10 / 6.56-7.13, 5x5 5.92-6.01 / 6.42-6.51, 9x9 12.4-12.7 /
-  // 12.9-13.0).
+  // loads for every window.
   tuning.stage_with_loads = false;
   tuning.tile_width = 64;
   tuning.tile_height = 8;
   tuning.group_width = 64;
   tuning.vector_width = 16;
   // Windows of 7x7 and more: 4 vectors of 16 per work-item, each weight read feeding all 4
-  // (PoCL, 3840x2160 f32: random 31x31 275.6 -> 97.0 ms, 7x7 9.9 -> 6.3 ms, the sigma 20 row
-  // pass's 161 taps 93.8 -> 51.6 ms for the Gaussian; 5x5 4.1 -> 4.5 ms, so not below 49 taps;
-  // 8 vectors 120.6 ms at 31x31).
+  // (nearly 3x faster at 31x31; slower below 49 taps; 8 vectors lose to 4).
   tuning.vectors = 4;
   tuning.vectors_min_taps = 49;
   // Radii past 12 as kernel arguments: a sweep of 50 Gaussian sigmas (bench/compile_sweep.py)
-  // built 102 programs in 58.5 s, now 4 in 3.5 s. The loops the compiler can no longer unroll
-  // cost 4-12% at 31x31 and sigma 20, but 18-33% at sigma 3's 25 taps, so radii up to 12 (a
-  // bounded set) keep their own programs.
+  // builds 4 programs instead of 102. The loops the compiler can no longer unroll cost little at
+  // 31x31 and sigma 20, but a fifth or more at sigma 3's 25 taps, so radii up to 12 (a bounded
+  // set) keep their own programs.
   tuning.radius_arg_above = 12;
-  // 2-D windows by FFT from 31x31. PoCL, 3840x2160 f32, random windows, direct / FFT: 21x21
-  // 53.0 / 90.0 ms, 31x31 97.4 / 90.4, 41x41 166.5 / 117.0, 63x63 384.8 / 116.8; one FFT unit
-  // costs what 38-54 direct taps do.
+  // 2-D windows by FFT from 31x31: one FFT unit costs what 38-54 direct taps do.
   tuning.fft_tap_cost = 45;
   return tuning;
 }

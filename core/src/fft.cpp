@@ -1,10 +1,9 @@
 // Large 2-D windows by FFT: overlap-save in blocks (kernels/fft.cl), the transforms by VkFFT.
 //
-// VkFFT over clFFT (both Debian packages), measured on PoCL here, 2-D real transform forward and
-// back: 3888x540 19.1-19.5 ms against clFFT's 32.9-33.0 ms, 4096x512 21.8 against 61 ms; a plan
-// 0.2-1.4 s against clFFT's 21 s bake plus 7 s on its first run; and clFFT refuses lengths with
-// a prime factor past 13 (3888x542: CLFFT_NOTIMPLEMENTED), where VkFFT falls back to Bluestein.
-// It is one header, so the GPU machine needs no library.
+// VkFFT over clFFT (both Debian packages): on PoCL it transforms faster and plans in a fraction
+// of clFFT's time (docs/PERFORMANCE.md), and clFFT refuses lengths with a prime factor past 13
+// (CLFFT_NOTIMPLEMENTED), where VkFFT falls back to Bluestein. It is one header, so the GPU
+// machine needs no library.
 #include <algorithm>
 #include <cmath>
 

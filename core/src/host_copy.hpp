@@ -1,5 +1,5 @@
 // Large host copies (strip pack and unpack) split across a persistent pool of threads: one core's
-// memcpy is slower than a PCIe transfer from pinned memory (docs/PERFORMANCE.md).
+// memcpy is slower than a PCIe transfer from pinned memory (H100 host).
 #pragma once
 #include <cstddef>
 

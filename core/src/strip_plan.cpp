@@ -160,7 +160,7 @@ StripChoice choose_strips(const std::vector<StageShape>& stages, const ImageShap
     // 4 MiB of pixels as transferred, at least 2 strips (a strip costs ~6 commands of host time;
     // the last strip's transfer and compute overlap nothing). CPUs: 4 MiB of the float planes the
     // kernels work on, at least 4 strips, so that a strip's planes stay in the caches between
-    // passes (docs/PERFORMANCE.md has both measurements).
+    // passes (both measured: the H100, PoCL here).
     const uint64_t row_bytes =
         gpu ? image.row_bytes() : uint64_t(image.width) * image.channels * sizeof(float);
     const int by_bytes = int(std::max<uint64_t>(1, (uint64_t(4) << 20) / row_bytes));
@@ -168,8 +168,8 @@ StripChoice choose_strips(const std::vector<StageShape>& stages, const ImageShap
     const int strips = std::max((height + by_bytes - 1) / by_bytes, min_strips);
     // At least 4 times the chain's halo rows on GPUs, twice on CPUs: each strip computes its halo
     // rows again (a row pass, the multirate blur's coarse rows), so a strip as short as its halo
-    // would double the work. On CPUs taller strips fall out of the caches and add their memory (a
-    // 16384-wide RGB TIFF, sigma 3: 21, 24 and 48 rows all took 5.4 s; 48 rows used 55 MiB more).
+    // would double the work. On CPUs taller strips fall out of the caches and add their memory
+    // without making a 16384-wide TIFF any faster.
     int halo = 0;
     for (const auto& stage : stages) halo += stage.hy;
     const int target =

@@ -8,7 +8,7 @@
 // rows a group, B rows a batch (switches PD=n, RESTRICT, NOCOL, NOROW). Not part of the build:
 //   g++ -O2 -std=c++17 dev/kernel-lab/columns.cpp -o /tmp/columns -lOpenCL
 //   /tmp/columns 3 128x16x16 "64x16x8:-D CLAMP" s128x32x16x2     (LAB_CPU=1: the CPU device)
-// (run from the project root; docs/PERFORMANCE.md quotes its H100 figures). The PTX of each
+// (run from the project root). The PTX of each
 // variant goes to /tmp/cf_<variant>_<radius>.ptx.
 #define CL_HPP_TARGET_OPENCL_VERSION 120
 #define CL_HPP_MINIMUM_OPENCL_VERSION 120

@@ -4,7 +4,7 @@
 // against a CPU reference on 40 000 pixels, prints the compiler's register report where the driver
 // gives one, and writes the 5x5 program's binary (PTX on NVIDIA) to $OUT. Not part of the build:
 //   g++ -O2 -std=c++17 dev/kernel-lab/lab.cpp -o /tmp/lab -lOpenCL && /tmp/lab [W H]
-// (run from the project root; docs/PERFORMANCE.md quotes its H100 figures).
+// (run from the project root).
 #define CL_HPP_TARGET_OPENCL_VERSION 300
 #define CL_HPP_MINIMUM_OPENCL_VERSION 200
 #define CL_HPP_ENABLE_EXCEPTIONS

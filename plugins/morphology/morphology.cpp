@@ -85,13 +85,13 @@ class Morphology : public Filter {
                     ? device.tuning().vector_width
                     : 1) {
     for (Pass& p : passes_) {
-      // method=auto: lines on GPUs from 9x9, direct reads elsewhere. Rect dilate ms, H200 8192^2
-      // f32, direct / lines: 7x7 0.49 / 0.53, 31x31 1.41 / 0.79, 101x101 4.43 / 1.58.
+      // method=auto: lines on GPUs from 9x9 (on the H200 they lose at 7x7 and win 1.8x at 31x31,
+      // 2.8x at 101x101), direct reads elsewhere.
       const bool lines = method == "line" || (method == "auto" && device.info().is_gpu &&
                                               std::max(p.rx(), p.ry()) >= gpu_line_from_radius);
       if (!lines) p.line = 0;
-      // GPUs take vectors for small elements only (H200, 8192^2 f32, dilate ms scalar / float4:
-      // 3x3 0.63 / 0.26, rect 31x31 1.40 / 1.76, ellipse 15x15 1.90 / 2.22).
+      // GPUs take vectors for small elements only: on the H200 they make the 3x3 2.4x faster and
+      // the 31x31 rect and the 15x15 ellipse slower.
       p.vector = device.info().is_gpu && p.taps() > gpu_vector_max_taps ? 1 : vector_;
       halo_.x = std::max(halo_.x, p.ext_x + p.rx());
       halo_.y = std::max(halo_.y, p.ext_y + p.ry());
@@ -308,7 +308,7 @@ class MorphologyFactory : public FilterFactory {
                                         std::to_string(max_radius) + " (got " + std::to_string(r) +
                                         " x " + std::to_string(iterations) + ")");
     // CPUs: a rect read from the input in one pass, van Herk down its columns (faster there than
-    // the lines: docs/PERFORMANCE.md's PoCL table).
+    // the lines on PoCL).
     const std::string method = p.get_string("method");
     Planner plan(shape, r, iterations, !device.info().is_gpu && method != "line");
     int first_chain_end = -1;

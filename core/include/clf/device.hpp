@@ -93,9 +93,7 @@ struct Tuning {
   // (clf::fft_cost) on this device; 0 = never chosen on its own (method=fft still forces it).
   double fft_tap_cost = 0;
   // The Gaussian's method=fast (the multirate blur) from this sigma on; below it the exact kernel,
-  // as fast or faster here and exact, stands in for it. PoCL here, 3840x2160 f32, multirate /
-  // exact kernel ms: sigma 5 20.5 / 22.1, 8 26.5 / 28.1, 20 35.6 / 63.8 (docs/PERFORMANCE.md).
-  // GPUs take 9.
+  // as fast or faster there and exact, stands in for it. CPUs take 5, GPUs 9.
   double fast_gaussian_min_sigma = 5;
 };
 const char* variant_name(Variant variant);
