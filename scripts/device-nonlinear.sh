@@ -8,9 +8,11 @@ export CLF_DEVICE=${CLF_DEVICE:-gpu}
 {
   ./build-dev/bin/clfilter-bench --size 8192x8192 --reps 5 --filter median:ksize=3 \
     --filter median:ksize=5 --filter "morphology:op=dilate,ksize=3" \
+    --filter "morphology:op=dilate,ksize=3,method=direct" --filter "morphology:op=dilate,ksize=7" \
     --filter "morphology:op=dilate,ksize=31" --filter "morphology:op=dilate,ksize=101" \
     --filter "morphology:op=dilate,ksize=31,method=direct" \
     --filter "morphology:op=dilate,shape=ellipse,ksize=15" \
+    --filter "morphology:op=dilate,shape=ellipse,ksize=15,method=direct" \
     --filter sobel --filter laplacian:ksize=3 --filter gaussian:sigma=3 --filter unsharp:sigma=3 \
     --filter bilateral:d=9,sigma_color=75,sigma_space=75
   for channels in 1 3; do

@@ -90,6 +90,35 @@ TEST_CASE("morphology's lines at constant cost give the direct passes' bits", "[
   }
 }
 
+TEST_CASE("erode and dilate on the correlation's kernels give the direct passes' bits, every layout",
+          "[layout]") {
+  // method=window: the element as a window of 1s, a max or min in place of the multiply-add, on
+  // every layout the 2-D correlation takes (GPUs: 4 x TH blocks from float4 reads).
+  const clf::Image in = test::random_image(77, 41, 3, clf::PixelType::f32, 9);
+  for (const char* spec :
+       {"morphology:op=dilate,ksize=3", "morphology:op=erode,shape=ellipse,ksize=15",
+        "morphology:op=dilate,shape=cross,ksize=7,border=reflect101",
+        "morphology:op=erode,ksize=5,iterations=2,border=constant,border_value=0.5",
+        "morphology:op=dilate,shape=ellipse,ksize=9,border=wrap"}) {
+    const clf::Image direct = test::run_chain({std::string(spec) + ",method=direct"}, in);
+    for (const auto& layout : test::layouts()) {
+      INFO(spec << ", " << layout.name);
+      test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows,
+                               layout.columns_first);
+      clf::Pipeline p(test::device());
+      p.add(test::registry(), std::string(spec) + ",method=window");
+      CHECK_THAT(p.filter(0).describe(), Catch::Contains("the element in one window"));
+      clf::Image out;
+      p.run(in, out);
+      CHECK(test::identical(out, direct));
+      clf::RunOptions strips;
+      strips.strip_rows = 1;
+      CHECK(test::identical(test::run_chain({std::string(spec) + ",method=window"}, in, strips),
+                            direct));
+    }
+  }
+}
+
 TEST_CASE("the median's three ways agree wherever each applies", "[layout]") {
   const clf::Image u8 = test::random_image(70, 41, 2, clf::PixelType::u8, 3);
   for (const char* size : {"ksize=3", "ksize=9"}) {
@@ -171,6 +200,8 @@ TEST_CASE("the new filters refuse bad parameters by name") {
       {"unsharp:amount=-1", "amount"},
       {"gaussian:border=ignore", "border"},  // ignore is for extrema only
       {"median:method=network,ksize=11", "method=network takes ksize up to 9"},
+      {"morphology:op=open,method=window", "method=window takes erode or dilate of one element"},
+      {"morphology:op=erode,ksize=65,method=window", "up to 63x63 (got op=erode, ksize 65)"},
   };
   for (const auto& [spec, message] : cases) {
     INFO(spec);

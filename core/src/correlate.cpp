@@ -181,7 +181,7 @@ void check_correlation_range(const std::string& name, double gain, float delta) 
 }
 
 Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float>& weights,
-                         float delta, const std::string& name)
+                         float delta, const std::string& name, WindowReduce reduce)
     : delta_(delta), rx_(rx), ry_(ry), name_(name), tiling_(choose_tiling(device, rx, ry)) {
   // The one-row vector kernel takes several vectors per work-item for wide windows, where each
   // weight read then feeds them all (the plugins' own vector kernels take one).
@@ -204,11 +204,14 @@ Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float
     throw Error(ErrorKind::usage, name + ": delta is not a finite 32-bit float");
   check_correlation_range(name, weights_l1(weights), delta);
   // The vector kernel can take the radii as arguments: then one program serves every window.
-  any_radius_ = tiling_.suffix() == "_vector" && tuning.radius_arg_above >= 0 &&
-                std::max(rx, ry) > tuning.radius_arg_above;
+  // A max or min needs its element's taps in the program: literal radii.
+  any_radius_ = reduce == WindowReduce::sum && tiling_.suffix() == "_vector" &&
+                tuning.radius_arg_above >= 0 && std::max(rx, ry) > tuning.radius_arg_above;
   std::string options = any_radius_
                             ? "-D CLF_ANY_RADIUS"
                             : "-D RX=" + std::to_string(rx) + " -D RY=" + std::to_string(ry);
+  if (reduce != WindowReduce::sum)
+    options += std::string(" -D CLF_EXTREMUM=") + (reduce == WindowReduce::max ? "1" : "-1");
   const uint64_t weight_bytes = weights.size() * sizeof(float);
   if (weight_bytes > device.device().getInfo<CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE>())
     options += " -D CLF_WEIGHTS=__global";
@@ -216,6 +219,9 @@ Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float
   // a program per pattern of zeros, as there is one per radius.
   const int kw = 2 * rx + 1;
   zero_taps_ = int(std::count(weights.begin(), weights.end(), 0.f));
+  if (reduce != WindowReduce::sum && zero_taps_ > 0 && kw > 64)
+    throw Error(ErrorKind::usage, name + ": an element past 64 columns must be whole (got " +
+                                      std::to_string(kw) + " columns with taps left out)");
   if (any_radius_ || kw > 64) zero_taps_ = 0;
   if (zero_taps_ > 0) {
     std::string masks;

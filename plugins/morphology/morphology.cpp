@@ -5,8 +5,12 @@
 // from 9x9 at a constant cost, morph_line), or on CPUs, read from the input, as one pass with van
 // Herk down the columns (morph_rect_vector). Passes after the first read temp planes and apply
 // the border rule themselves, so open and close fuse on the device and give OpenCV's results at
-// the edges, the border applied before every erode and dilate.
+// the edges, the border applied before every erode and dilate. An erode or dilate of one element
+// up to 15x15 read from the input may instead run on the 2-D correlation's kernels with a min or
+// max in place of the multiply-add (clf::Correlation, WindowReduce): on GPUs they take 4x4 outputs
+// a work-item from float4 reads, each row read once for all of them.
 #include <algorithm>
+#include <clf/correlate.hpp>
 #include <clf/error.hpp>
 #include <clf/filter.hpp>
 #include <clf/plugin.hpp>
@@ -25,9 +29,11 @@ constexpr int gpu_vector_max_taps = 9;
 // Elements of more rows take their half-widths from a buffer: an ellipse of 511 literal rows took
 // 55 s to build on PoCL, one of 31 rows builds in about a second.
 constexpr size_t literal_max_rows = 31;
-constexpr int rect_run = 4;              // blocks of 2 r + 1 output rows a morph_rect_vector item
-constexpr int line_from_radius = 3;      // a rect from 7x7 on may take morph_line
-constexpr int gpu_line_from_radius = 4;  // method=auto: lines on GPUs from 9x9
+constexpr int rect_run = 4;                // blocks of 2 r + 1 output rows a morph_rect_vector item
+constexpr int line_from_radius = 3;        // a rect from 7x7 on may take morph_line
+constexpr int gpu_line_from_radius = 4;    // method=auto: lines on GPUs from 9x9
+constexpr int window_auto_max_radius = 7;  // method=auto: the correlation's kernels up to 15x15
+constexpr int window_max_radius = 31;      // method=window: elements whose rows fit 64 taps
 
 // A structuring element as half-widths per row: row dy (of -r..r) covers dx in [-w, w].
 using Segments = std::vector<int>;
@@ -53,6 +59,7 @@ struct Pass {
   int vector = 1;               // outputs a work-item
   int line = 0;                 // a long line at constant cost (morph_line): 1 a column, 2 a row
   bool rect = false;            // a whole rect from the input (morph_rect_vector where vectors)
+  bool window = false;          // the element on the correlation's kernels (from the input)
   int taps() const {
     int n = 0;
     for (int w : rows) n += 2 * w + 1;
@@ -95,6 +102,12 @@ class Morphology : public Filter {
       p.vector = device.info().is_gpu && p.taps() > gpu_vector_max_taps ? 1 : vector_;
       halo_.x = std::max(halo_.x, p.ext_x + p.rx());
       halo_.y = std::max(halo_.y, p.ext_y + p.ry());
+      windows_.push_back(p.window ? window(device, p) : nullptr);
+      if (p.window) {
+        kernels_.emplace_back();
+        widths_.emplace_back();
+        continue;
+      }
       if (p.line) p.vector = 1;
       std::string line = p.line ? " -D LINE=" + std::to_string(p.line) +
                                       " -D LR=" + std::to_string(p.line == 1 ? p.ry() : p.rx())
@@ -135,6 +148,10 @@ class Morphology : public Filter {
     };
     for (size_t i = 0; i < passes_.size(); ++i) {
       const Pass& p = passes_[i];
+      if (p.window) {
+        windows_[i]->enqueue(stage, stage.input(), stage.output());
+        continue;
+      }
       const int w = stage.width() + 2 * p.ext_x, h = stage.rows() + 2 * p.ext_y;
       KernelArgs(kernels_[i]) << plane(p.src, false) << plane(p.dst, true) << -p.ext_x << -p.ext_y
                               << w << h << stage.width() << stage.first_row() << stage.image_rows()
@@ -170,7 +187,8 @@ class Morphology : public Filter {
     const Pass& p = passes_[0];
     return what_ + ", " + std::to_string(passes_.size()) + " pass" +
            (passes_.size() == 1 ? "" : "es") + ", " +
-           (p.line ? std::string("lines at constant cost")
+           (p.window ? "the element in one window, " + windows_[0]->describe()
+            : p.line ? std::string("lines at constant cost")
             : p.rect && p.vector > 1
                 ? "van Herk down the columns, x" + std::to_string(p.vector)
                 : "direct" + (p.vector > 1 ? " x" + std::to_string(p.vector) : ""));
@@ -186,6 +204,19 @@ class Morphology : public Filter {
   Halo halo_;
   std::vector<cl::Kernel> kernels_;
   std::vector<DeviceBuffer> widths_;  // each pass's half-widths by row (morphology.cl's widths)
+  std::vector<std::unique_ptr<Correlation>> windows_;  // the passes on the correlation's kernels
+
+  // The element as a window of 1s (taps of 0 left out), its max or min on the correlation's
+  // kernels.
+  static std::unique_ptr<Correlation> window(Device& device, const Pass& p) {
+    const int rx = p.rx(), ry = p.ry(), kw = 2 * rx + 1;
+    std::vector<float> taps(size_t(kw) * size_t(2 * ry + 1), 0.f);
+    for (int dy = -ry; dy <= ry; ++dy)
+      for (int dx = -p.rows[size_t(dy + ry)]; dx <= p.rows[size_t(dy + ry)]; ++dx)
+        taps[size_t(dy + ry) * size_t(kw) + size_t(dx + rx)] = 1.f;
+    return std::make_unique<Correlation>(device, rx, ry, taps, 0.f, "morph_window",
+                                         p.max ? WindowReduce::max : WindowReduce::min);
+  }
 };
 
 // Builds the passes of an operation: chains of erodes (min) and dilates (max), each element one
@@ -285,11 +316,14 @@ class MorphologyFactory : public FilterFactory {
             .fallback("rect")};
     for (auto& spec : clf_plugins::window_params(3, max_radius)) specs.push_back(spec);
     specs.push_back(
-        ParamSpec::one_of("method", {"auto", "direct", "line"},
+        ParamSpec::one_of("method", {"auto", "direct", "line", "window"},
                           "a rect from 5x5 on runs as a row pass and a column pass. direct: 2 "
                           "radius + 1 reads a pixel each; line (from 7x7): each at a constant "
-                          "cost per pixel whatever its length (van Herk / Gil-Werman); auto: "
-                          "line on GPUs from 9x9, else direct (faster on CPUs, in SIMD vectors)")
+                          "cost per pixel whatever its length (van Herk / Gil-Werman); window: "
+                          "erode and dilate of one element up to 63x63 in one pass on the 2-D "
+                          "correlation's kernels, a min or max for the multiply-add; auto: on "
+                          "GPUs window for erode and dilate up to 15x15 (rects to 7x7), lines "
+                          "from 9x9, else direct (faster on CPUs, in SIMD vectors)")
             .fallback("auto"));
     specs.push_back(ParamSpec::integer("iterations",
                                        "erodes and dilates each applied this many times (a "
@@ -310,10 +344,29 @@ class MorphologyFactory : public FilterFactory {
     // CPUs: a rect read from the input in one pass, van Herk down its columns (faster there than
     // the lines on PoCL).
     const std::string method = p.get_string("method");
-    Planner plan(shape, r, iterations, !device.info().is_gpu && method != "line");
+    // One element read from the input on the correlation's kernels: erode and dilate, a rect's
+    // iterations folded into it.
+    const int element_radius = shape == "rect" ? r * iterations : r;
+    const bool one_element =
+        (op == "erode" || op == "dilate") && (shape == "rect" || iterations == 1);
+    const bool window =
+        one_element &&
+        (method == "window" ? element_radius <= window_max_radius
+                            : method == "auto" && device.info().is_gpu &&
+                                  element_radius <= window_auto_max_radius &&
+                                  (shape != "rect" || element_radius < gpu_line_from_radius));
+    if (method == "window" && !window)
+      throw Error(ErrorKind::usage,
+                  "morphology: method=window takes erode or dilate of one element up to " +
+                      std::to_string(2 * window_max_radius + 1) + "x" +
+                      std::to_string(2 * window_max_radius + 1) + " (got op=" + op + ", ksize " +
+                      std::to_string(2 * r + 1) +
+                      (iterations > 1 ? ", iterations " + std::to_string(iterations) : "") + ")");
+    Planner plan(shape, r, iterations, window || (!device.info().is_gpu && method != "line"));
     int first_chain_end = -1;
     if (op == "erode" || op == "dilate") {
       plan.chain(op == "dilate", -1, true);
+      if (window) plan.last().window = true, plan.last().rect = false;
     } else if (op == "open" || op == "tophat") {
       plan.chain(true, plan.chain(false, -1, false), true);
       if (op == "tophat") plan.last().combine = 1;  // in - open

@@ -87,14 +87,20 @@ class KernelWeights {
   std::vector<float> values_;
 };
 
+// What a 2-D correlation takes over its window: the weighted sum, or the largest or smallest value
+// under the taps whose weight is not 0 (morphology's dilate and erode over an element; a NaN never
+// wins), on the same kernels and layouts.
+enum class WindowReduce { sum, max, min };
+
 class Correlation {
  public:
   // weights: (2*ry + 1) rows x (2*rx + 1) columns, row-major. `name` appears in errors and traces.
   // Taps of weight 0 are left out of the sums, as OpenCV's filter2D leaves them out (an inf or NaN
   // under them does not reach the output), where the radii are literals and the window at most 64
-  // wide: the program is then built for that pattern of zeros.
+  // wide: the program is then built for that pattern of zeros. With `reduce` max or min the taps
+  // of weight 0 are always left out (the window must then be at most 64 wide).
   Correlation(Device& device, int rx, int ry, const std::vector<float>& weights, float delta,
-              const std::string& name);
+              const std::string& name, WindowReduce reduce = WindowReduce::sum);
   // dst(x, y) for x in [0, dst.width), y in [0, dst.rows); src must be valid over the halo.
   void enqueue(const Stage& stage, const Plane& src, const Plane& dst) const;
   Halo halo() const { return {rx_, ry_}; }
