@@ -5,6 +5,8 @@ cv2.imread -> filter -> cv2.imwrite on a thread pool, with three filters side by
   cupyx    cupyx.scipy.ndimage.gaussian_filter on the GPU (when CuPy is installed)
   clfilter clfilter.Pipeline("gaussian:sigma=S"), one per pool thread, on the default device
   io       imread -> imwrite alone: the floor every method pays
+and clfilter.filter_files over the same files with as many job threads (the command line's batch
+engine: decoding, device work and encoding in strips on C++ threads), where it is built.
 
 The photographs are scikit-image's (or the same arrays from --photos NPZ), resized to 3840x2160 and
 written as JPEG (quality 95) into a temporary folder. Prints one line per method and the ratios, and
@@ -118,6 +120,19 @@ def main():
             os.mkdir(out)
             times[name] = run(files, filt, args.workers, out)
             print("%-9s %7.2f s  %6.1f files/s" % (name, times[name], args.files / times[name]))
+        if hasattr(clfilter._clfilter, "filter_files"):
+            out = os.path.join(folder, "out_files")
+            os.mkdir(out)
+            spec = "gaussian:sigma=%g" % args.sigma
+            clfilter.filter_files(files[:args.workers], out, spec, jobs=args.workers)  # warm
+            start = time.perf_counter()
+            results = clfilter.filter_files(files, out, spec, jobs=args.workers)
+            times["filter_files"] = time.perf_counter() - start
+            if not all(r["written"] for r in results):
+                raise SystemExit("filter_files: " + "; ".join(r["error"] for r in results if r["error"]))
+            print("%-9s %7.2f s  %6.1f files/s" % ("filter_files", times["filter_files"],
+                                                   args.files / times["filter_files"]))
+            print("filter_files is %.2fx the clfilter loop" % (times["clfilter"] / times["filter_files"]))
         for name in ("cv2", "cupyx"):
             if name in times:
                 print("clfilter is %.2fx %s" % (times[name] / times["clfilter"], name))

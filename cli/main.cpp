@@ -19,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "batch.hpp"
 #include "clf/clf.hpp"
 #include "clf/plugin.hpp"
 #include "io_module.hpp"
@@ -429,8 +430,7 @@ std::unique_ptr<clf::Pipeline> build_pipeline(
 // The codecs for one job: JPEG to JPEG through libjpeg-turbo without loading OpenImageIO (see
 // jpeg_io.hpp), unless --io oiio; every other file through the OpenImageIO module.
 const clf::IoModule& file_io(const Options& o, const clf::FileJob& job) {
-  if (o.io == "auto" && clf::jpeg_direct(job.in, job.out)) return clf::jpeg_io();
-  const clf::IoModule& io = clf::io_module();
+  const clf::IoModule& io = clf::file_io(o.io, job);
   check_interrupted("while loading the image-file module");
   return io;
 }
@@ -499,10 +499,10 @@ int run_one(const Options& o, const clf::Registry& registry, const clf::FileJob&
   return 0;
 }
 
-// Many files: --jobs threads, each with a pipeline of its own built once (warm for every file it
-// takes), take files from one list; files overlap each other's decoding, device work and encoding.
-// A file that fails is reported by name and the others go on (exit 1 at the end); Ctrl-C stops
-// the files in flight (their outputs untouched) and takes no new ones (exit 130).
+// Many files (batch.hpp): --jobs threads, each with a pipeline of its own built once (warm for
+// every file it takes). A file that fails is reported by name and the others go on (exit 1 at the
+// end); Ctrl-C stops the files in flight (their outputs untouched) and takes no new ones (exit
+// 130).
 int run_batch(const Options& o, const clf::Registry& registry,
               const std::vector<clf::FileJob>& jobs) {
   if (!o.trace.empty())
@@ -511,63 +511,37 @@ int run_batch(const Options& o, const clf::Registry& registry,
   // The output directory (each file is checked as it opens).
   file_io(o, jobs.front()).check_writable(jobs.front().out);
   const auto devices = open_devices(o);
-  // Job threads: --jobs, else one per core (at most 4); at least one per device. Thread w runs on
-  // device w mod D; all take files from one list, so a faster device takes more of them.
-  const int per_core = int(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
-  const int workers = std::min<int>(
-      int(jobs.size()), std::max<int>(o.jobs > 0 ? o.jobs : per_core, int(devices.size())));
-  std::vector<std::unique_ptr<clf::Pipeline>> pipelines;
-  for (int w = 0; w < workers; ++w)
-    pipelines.push_back(build_pipeline({devices[size_t(w) % devices.size()]}, chain,
-                                       o.verbose && w < int(devices.size())));
-
   Progress progress(!o.quiet, "files");
-  std::atomic<size_t> next{0};
-  std::atomic<int> done{0}, failed{0};
-  std::mutex print;
-  const auto start = std::chrono::steady_clock::now();
-  auto work = [&](clf::Pipeline& pipeline) {
-    clf::RunOptions run = o.run;
-    run.cancel = &interrupted;
-    for (size_t i; !interrupted && (i = next++) < jobs.size();) {
-      const clf::FileJob& job = jobs[i];
-      try {
-        const auto file_start = std::chrono::steady_clock::now();
-        const clf::IoModule& io = file_io(o, job);
-        const std::unique_ptr<clf::InputFile> input = io.open_input(job.in, &interrupted);
-        const std::unique_ptr<clf::OutputFile> output =
-            io.open_output(job.out, *input, o.output, &interrupted);
-        pipeline.run(*input, *output, run);
-        output->commit();
-        std::lock_guard<std::mutex> lock(print);
-        print_warnings(input->warnings());
-        print_warnings(output->warnings());
-        if (o.verbose && !output->whole_image_note().empty())
-          std::cerr << "clfilter: " << output->whole_image_note() << "\n";
-        if (o.verbose)
-          std::cerr << "clfilter: wrote " << job.out << " (" << output->written() << ") in "
-                    << int(ms_since(file_start) + 0.5) << " ms\n";
-      } catch (const std::exception& e) {
-        const auto* error = dynamic_cast<const clf::Error*>(&e);
-        if (error && error->kind() == clf::ErrorKind::cancelled) return;
-        ++failed;
-        std::lock_guard<std::mutex> lock(print);
-        std::cerr << "clfilter: error: " << e.what() << "\n";
-      }
-      progress.update(++done, int(jobs.size()));
+  int done = 0, failed = 0;
+  clf::BatchOptions batch;
+  batch.io = o.io;
+  batch.output = o.output;
+  batch.run = o.run;
+  batch.run.cancel = &interrupted;
+  batch.workers = o.jobs;
+  batch.on_file = [&](const clf::FileResult& file) {
+    print_warnings(file.warnings);
+    if (!file.written) {
+      ++failed;
+      std::cerr << "clfilter: error: " << file.error << "\n";
+    } else if (o.verbose) {
+      if (!file.note.empty()) std::cerr << "clfilter: " << file.note << "\n";
+      std::cerr << "clfilter: wrote " << file.out << " (" << file.format << ") in "
+                << int(file.ms + 0.5) << " ms\n";
     }
+    progress.update(++done, int(jobs.size()));
   };
-  std::vector<std::thread> threads;
-  for (int w = 1; w < workers; ++w) threads.emplace_back(work, std::ref(*pipelines[size_t(w)]));
-  work(*pipelines[0]);
-  for (auto& t : threads) t.join();
-  const int written = done - failed;
-  if (interrupted)
-    throw clf::Error(clf::ErrorKind::cancelled, "interrupted after " + std::to_string(written) +
-                                                    " of " + std::to_string(jobs.size()) +
-                                                    " files were written");
+  const auto start = std::chrono::steady_clock::now();
+  int workers = 0;
+  clf::run_files(
+      jobs, devices,
+      [&](const std::shared_ptr<clf::Device>& device, int worker) {
+        ++workers;
+        return build_pipeline({device}, chain, o.verbose && worker < int(devices.size()));
+      },
+      batch);
   if (!o.quiet)
-    std::cout << "clfilter: wrote " << written << " of " << jobs.size() << " files in "
+    std::cout << "clfilter: wrote " << done - failed << " of " << jobs.size() << " files in "
               << int(ms_since(start) + 0.5) << " ms (" << workers << " jobs)\n";
   if (failed) {
     std::cerr << "clfilter: error: " << failed << " of " << jobs.size()

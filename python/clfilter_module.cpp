@@ -13,6 +13,9 @@
 #include <mutex>
 
 #include "clf/clf.hpp"
+#if defined(CLF_PYTHON_FILES)
+#include "batch.hpp"
+#endif
 
 namespace py = pybind11;
 
@@ -234,6 +237,68 @@ py::list filters(const std::vector<std::string>& plugin_dirs) {
   return list;
 }
 
+#if defined(CLF_PYTHON_FILES)
+// Files through the chain on the command line's batch engine (cli/batch.hpp): IN... written to
+// output_dir/<name>, as `clfilter IN... --output-dir DIR`. The GIL is released for the whole
+// batch; Python's signals are checked on this thread between strips and files, and a Ctrl-C
+// stops the batch as the command line's does (KeyboardInterrupt once the job threads stop).
+py::list filter_files(const std::vector<std::string>& inputs, const std::string& output_dir,
+                      const std::vector<std::string>& specs, int jobs, const std::string& selector,
+                      const std::vector<std::string>& plugin_dirs, int quality,
+                      const std::string& compression, const std::string& io) {
+  if (specs.empty()) throw py::value_error("clfilter: no filter given (e.g. 'gaussian:sigma=2')");
+  if (io != "auto" && io != "oiio")
+    throw py::value_error("clfilter: io is 'auto' or 'oiio' (got '" + io + "')");
+  for (const auto& spec : specs) {  // every spec checked before a file or the device opens
+    const clf::FilterSpec parsed = clf::parse_filter_spec(spec);
+    const auto factory = registry(plugin_dirs).get(parsed.name);
+    clf::validate_params(factory->name(), factory->params(), parsed.params);
+  }
+  py::list list;
+  if (inputs.empty()) return list;
+  const std::vector<clf::FileJob> plan = clf::plan_jobs(inputs, output_dir, "");
+  std::atomic<bool> cancel{false};
+  clf::BatchOptions options;
+  options.io = io;
+  options.output.quality = quality;
+  options.output.compression = compression;
+  options.run.cancel = &cancel;
+  options.workers = jobs;
+  options.poll = [&] {
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) {  // KeyboardInterrupt: raised again as the batch ends
+      PyErr_Clear();
+      cancel = true;
+    }
+  };
+  std::vector<clf::FileResult> results;
+  {
+    py::gil_scoped_release release;
+    clf::file_io(io, plan.front()).check_writable(plan.front().out);
+    results = clf::run_files(
+        plan, devices_for(selector),
+        [&](const std::shared_ptr<clf::Device>& device, int) {
+          auto pipeline = std::make_unique<clf::Pipeline>(device);
+          for (const auto& spec : specs) pipeline->add(registry(plugin_dirs), spec);
+          return pipeline;
+        },
+        options);
+  }
+  for (const clf::FileResult& r : results) {
+    py::dict d;
+    d["input"] = r.in;
+    d["output"] = r.out;
+    d["written"] = r.written;
+    d["error"] = r.error.empty() ? py::object(py::none()) : py::object(py::str(r.error));
+    d["warnings"] = r.warnings;
+    d["format"] = r.format;
+    d["ms"] = r.ms;
+    list.append(d);
+  }
+  return list;
+}
+#endif
+
 }  // namespace
 
 PYBIND11_MODULE(_clfilter, m) {
@@ -266,4 +331,7 @@ PYBIND11_MODULE(_clfilter, m) {
       .def("stats", &PyPipeline::stats);
   m.def("devices", &devices);
   m.def("filters", &filters, py::arg("plugin_dirs") = std::vector<std::string>{});
+#if defined(CLF_PYTHON_FILES)
+  m.def("filter_files", &filter_files);
+#endif
 }

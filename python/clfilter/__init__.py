@@ -13,11 +13,13 @@ error name; Ctrl-C during a run cancels it and raises KeyboardInterrupt. ``dask_
 chain over a dask array, on one machine or a cluster.
 """
 
+import os
+
 import numpy as np
 
 from . import _clfilter
 
-__all__ = ["filter", "Pipeline", "devices", "filters", "dask_filter"]
+__all__ = ["filter", "filter_files", "Pipeline", "devices", "filters", "dask_filter"]
 
 # Types the device reads and writes as they are; every other real type is filtered in float32.
 _NATIVE = (np.uint8, np.uint16, np.float16, np.float32)
@@ -133,6 +135,33 @@ def filter(array, specs, device=None, out=None, plugin_dirs=None):  # noqa: A001
     """``array`` through one filter spec or a list of them; a new array of its shape and type
     (see Pipeline for types, ``out`` and ``plugin_dirs``)."""
     return Pipeline(specs, device, plugin_dirs)(array, out=out)
+
+
+def filter_files(inputs, output_dir, specs, jobs=None, device=None, quality=None, compression=None,
+                 io="auto", plugin_dirs=None):
+    """Image files through the chain on the command line's batch engine, as ``clfilter IN...
+    --output-dir DIR``: each input written to ``output_dir`` under its own name, in its own pixel
+    type and format, metadata kept. ``jobs`` threads (default one per core, at most 4) each hold a
+    pipeline and take files from one list; a file's rows are decoded, filtered and encoded in
+    strips on C++ threads, without Python or numpy in between. ``quality`` (JPEG, default the
+    input's own) and ``compression`` ("zip", "piz", "lzw", "jpeg:85") as the command line's;
+    ``io="oiio"`` reads JPEGs through OpenImageIO as well.
+
+    Returns one dict per input, in order: input, output, written (bool), error (None, or the
+    command line's message naming the file), warnings (what the output could not keep), format
+    ("3840x2160, 3 channels, u8"), ms. A file that fails leaves its output as it was and the
+    others go on. Ctrl-C stops the files in flight (their outputs as they were), takes no new
+    ones and raises KeyboardInterrupt. Bad specs raise ValueError before any file is opened."""
+    filter_files_in_core = getattr(_clfilter, "filter_files", None)
+    if filter_files_in_core is None:
+        raise RuntimeError("clfilter: filter_files needs the image-file layer, which is built with "
+                           "the command line (OpenImageIO); this build of clfilter has none")
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]
+    dirs = [str(d) for d in (plugin_dirs or [])]
+    return filter_files_in_core([os.fspath(p) for p in inputs], os.fspath(output_dir),
+                                _specs(specs), int(jobs or 0), device or "", dirs,
+                                int(quality or 0), compression or "", io)
 
 
 def devices():
