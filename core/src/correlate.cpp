@@ -180,6 +180,26 @@ void check_correlation_range(const std::string& name, double gain, float delta) 
   throw Error(ErrorKind::usage, text);
 }
 
+namespace {
+// " -D CLF_ROW_HALF=w_0,.." where every row of the window's nonzero taps is one segment centred
+// on the output (-w_j..w_j; kernels/correlate.clh takes a row's extrema over widening segments
+// once), else "".
+std::string row_halves(const std::vector<float>& weights, int rx, int ry) {
+  const int kw = 2 * rx + 1;
+  std::string halves;
+  for (int j = 0; j <= 2 * ry; ++j) {
+    int half = -1;
+    while (half < rx && weights[size_t(j) * size_t(kw) + size_t(rx + half + 1)] != 0.f) ++half;
+    for (int i = 0; i < kw; ++i)
+      if ((weights[size_t(j) * size_t(kw) + size_t(i)] != 0.f) != (std::abs(i - rx) <= half))
+        return "";
+    if (half < 0) return "";
+    halves += (j ? "," : "") + std::to_string(half);
+  }
+  return " -D CLF_ROW_HALF=" + halves;
+}
+}  // namespace
+
 Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float>& weights,
                          float delta, const std::string& name, WindowReduce reduce)
     : delta_(delta), rx_(rx), ry_(ry), name_(name), tiling_(choose_tiling(device, rx, ry)) {
@@ -223,6 +243,7 @@ Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float
     throw Error(ErrorKind::usage, name + ": an element past 64 columns must be whole (got " +
                                       std::to_string(kw) + " columns with taps left out)");
   if (any_radius_ || kw > 64) zero_taps_ = 0;
+  if (reduce != WindowReduce::sum) options += row_halves(weights, rx, ry);
   if (zero_taps_ > 0) {
     std::string masks;
     for (int j = 0; j < 2 * ry + 1; ++j) {
