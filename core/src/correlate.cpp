@@ -68,7 +68,7 @@ void Tiling::check_input(const Plane& input, int rx, const std::string& name) co
                                       std::to_string(input.pitch) + ")");
 }
 
-Tiling choose_tiling(const Device& device, int rx, int ry) {
+Tiling choose_tiling(const Device& device, int rx, int ry, int rows) {
   const DeviceInfo& info = device.info();
   const Tuning& tuning = device.tuning();
   Tiling t{tuning.variant, tuning.tile_width / 4 * 4, tuning.tile_height,
@@ -85,6 +85,7 @@ Tiling choose_tiling(const Device& device, int rx, int ry) {
   int block_rows = tuning.tile_height;
   for (const Tuning::BlockRows& b : tuning.block_rows)
     if (ry >= b.min_radius) block_rows = std::max(1, b.rows);
+  if (rows > 0) block_rows = rows;
   if (t.variant == Variant::tiled || t.blocked()) t.tile_height = block_rows;
   if (t.variant == Variant::tiled) {
     // Shrink the tile until its staged window fits local memory (1 KiB left for the runtime); a
@@ -203,15 +204,20 @@ std::string row_halves(const std::vector<float>& weights, int rx, int ry) {
 Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float>& weights,
                          float delta, const std::string& name, WindowReduce reduce)
     : delta_(delta), rx_(rx), ry_(ry), name_(name), tiling_(choose_tiling(device, rx, ry)) {
-  // The one-row vector kernel takes several vectors per work-item for wide windows, where each
-  // weight read then feeds them all (the plugins' own vector kernels take one).
   const Tuning& tuning = device.tuning();
-  if (tiling_.variant == Variant::direct && tiling_.vector_width > 1 && !tiling_.blocked() &&
-      (2 * rx + 1) * (2 * ry + 1) >= tuning.vectors_min_taps)
-    tiling_.vectors = std::max(1, tuning.vectors);
   if (rx < 0 || ry < 0 || weights.size() != size_t(2 * rx + 1) * size_t(2 * ry + 1))
     throw Error(ErrorKind::usage, name + ": correlation weights do not match radius " +
                                       std::to_string(rx) + "x" + std::to_string(ry));
+  // A max or min over centred segments costs one comparison a window row and output row: taller
+  // blocks share each row's extrema among more outputs.
+  const std::string halves = reduce == WindowReduce::sum ? "" : row_halves(weights, rx, ry);
+  if (!halves.empty() && tuning.extremum_block_rows > 0)
+    tiling_ = choose_tiling(device, rx, ry, tuning.extremum_block_rows);
+  // The one-row vector kernel takes several vectors per work-item for wide windows, where each
+  // weight read then feeds them all (the plugins' own vector kernels take one).
+  if (tiling_.variant == Variant::direct && tiling_.vector_width > 1 && !tiling_.blocked() &&
+      (2 * rx + 1) * (2 * ry + 1) >= tuning.vectors_min_taps)
+    tiling_.vectors = std::max(1, tuning.vectors);
   // Parameters are checked to fit a float one by one; products of them (a scale times a tap,
   // a normalisation) can still overflow, and an inf weight makes inf and NaN pixels.
   for (size_t i = 0; i < weights.size(); ++i)
@@ -243,7 +249,7 @@ Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float
     throw Error(ErrorKind::usage, name + ": an element past 64 columns must be whole (got " +
                                       std::to_string(kw) + " columns with taps left out)");
   if (any_radius_ || kw > 64) zero_taps_ = 0;
-  if (reduce != WindowReduce::sum) options += row_halves(weights, rx, ry);
+  options += halves;
   if (zero_taps_ > 0) {
     std::string masks;
     for (int j = 0; j < 2 * ry + 1; ++j) {

@@ -32,7 +32,7 @@ constexpr size_t literal_max_rows = 31;
 constexpr int rect_run = 4;                // blocks of 2 r + 1 output rows a morph_rect_vector item
 constexpr int line_from_radius = 3;        // a rect from 7x7 on may take morph_line
 constexpr int gpu_line_from_radius = 4;    // method=auto: lines on GPUs from 9x9
-constexpr int window_auto_max_radius = 7;  // method=auto: the correlation's kernels up to 15x15
+constexpr int window_auto_max_radius = 7;  // method=auto on GPUs: erode and dilate to 15x15
 constexpr int window_max_radius = 31;      // method=window: elements whose rows fit 64 taps
 
 // A structuring element as half-widths per row: row dy (of -r..r) covers dx in [-w, w].
@@ -322,8 +322,9 @@ class MorphologyFactory : public FilterFactory {
                           "cost per pixel whatever its length (van Herk / Gil-Werman); window: "
                           "erode and dilate of one element up to 63x63 in one pass on the 2-D "
                           "correlation's kernels, a min or max for the multiply-add; auto: on "
-                          "GPUs window for erode and dilate up to 15x15 (rects to 7x7), lines "
-                          "from 9x9, else direct (faster on CPUs, in SIMD vectors)")
+                          "GPUs window for erode and dilate up to 15x15, lines for larger rects "
+                          "and other operations from 9x9, else direct (faster on CPUs, in SIMD "
+                          "vectors)")
             .fallback("auto"));
     specs.push_back(ParamSpec::integer("iterations",
                                        "erodes and dilates each applied this many times (a "
@@ -350,11 +351,9 @@ class MorphologyFactory : public FilterFactory {
     const bool one_element =
         (op == "erode" || op == "dilate") && (shape == "rect" || iterations == 1);
     const bool window =
-        one_element &&
-        (method == "window" ? element_radius <= window_max_radius
-                            : method == "auto" && device.info().is_gpu &&
-                                  element_radius <= window_auto_max_radius &&
-                                  (shape != "rect" || element_radius < gpu_line_from_radius));
+        one_element && (method == "window" ? element_radius <= window_max_radius
+                                           : method == "auto" && device.info().is_gpu &&
+                                                 element_radius <= window_auto_max_radius);
     if (method == "window" && !window)
       throw Error(ErrorKind::usage,
                   "morphology: method=window takes erode or dilate of one element up to " +

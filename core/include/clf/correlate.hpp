@@ -56,7 +56,9 @@ struct Tiling {
   // plane: throws Error(usage) naming `name` when `input` is not laid out so.
   void check_input(const Plane& input, int rx, const std::string& name) const;
 };
-Tiling choose_tiling(const Device& device, int rx, int ry);
+// block_rows > 0: that many output rows a work-item on the blocked and tiled layouts, in place of
+// the tuning's block_rows.
+Tiling choose_tiling(const Device& device, int rx, int ry, int block_rows = 0);
 // The tiled single-pass separable kernel's layout for a column radius ry (the separable_* tuning,
 // fitted to local_bytes and max_items work-items), or variant direct where no tile fits; the row
 // pass reads its horizontal halo from global memory, so rx does not matter.

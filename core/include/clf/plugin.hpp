@@ -16,7 +16,7 @@ namespace clf {
 // change layout or meaning. 2: the plugin boundary (Error's vtable in the core) and the ABI tag.
 // 3: headers by concept, Stage's fields private, ParamSpec's open bounds, contract.h.
 // 4: Stage::pixel_type() and image_rows(); BorderMode::ignore.
-// 5: Filter::device_bytes_ahead(); Correlation's WindowReduce.
+// 5: Filter::device_bytes_ahead(); Correlation's WindowReduce; Tuning::extremum_block_rows.
 constexpr int plugin_abi_version = 5;
 
 struct PluginManifest {
