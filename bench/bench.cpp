@@ -294,6 +294,7 @@ int main(int argc, char** argv) try {
   int blocked_max_radius = -1;            // -1 = the device's tuning
   int tall_block_rows = 0;                // --tall-block-rows: 0 = the device's tuning
   int blocked_rows = 0, group_width = 0;  // --block-rows, --group-width: 0 = the device's tuning
+  int extremum_rows = 0;                  // --extremum-rows: 0 = the device's tuning
   int vectors = 0, vectors_min_taps = 0;  // --vectors: 0 = the device's tuning
   int radius_arg_above = -2;              // --radius-arg-above: -2 = the device's tuning
   // --separable-columns: columns first at every radius (-1 = the device's tuning, 0 = rows first)
@@ -348,6 +349,8 @@ int main(int argc, char** argv) try {
       tall_block_rows = std::max(1, std::stoi(next()));
     else if (a == "--block-rows")  // rows per work-item of blocked windows, every radius
       blocked_rows = std::max(1, std::stoi(next()));
+    else if (a == "--extremum-rows")  // rows per work-item of erode and dilate windows
+      extremum_rows = std::max(1, std::stoi(next()));
     else if (a == "--group-width")  // work-items per group of the blocked and tiled 2-D kernels
       group_width = std::max(1, std::stoi(next()));
     else if (a == "--separable-tile") {  // the tiled single pass: columns x rows x rows per item
@@ -391,7 +394,7 @@ int main(int argc, char** argv) try {
              "                      [--fast-min-sigma S] [--blocked-max-radius N]\n"
              "                      [--vectors N,MIN_TAPS]\n"
              "                      [--radius-arg-above R] [--tall-block-rows N] [--block-rows N]\n"
-             "                      [--group-width N]\n"
+             "                      [--group-width N] [--extremum-rows N]\n"
              "       clfilter-bench --batch N [--jobs J] [--device all|SEL,SEL...] [--size WxH] "
              "...\n";
       return 0;
@@ -486,6 +489,7 @@ int main(int argc, char** argv) try {
     if (blocked_rows > 0) t.tile_height = blocked_rows, t.block_rows.clear();
     if (tall_block_rows > 0) t.block_rows = {{4, tall_block_rows}};
     if (group_width > 0) t.group_width = group_width;
+    if (extremum_rows > 0) t.extremum_block_rows = extremum_rows;
     if (radius_arg_above >= -1) t.radius_arg_above = radius_arg_above;
     if (tile_w > 0) {
       t.separable_tile_width = tile_w;
