@@ -54,7 +54,7 @@ struct Tuning {
   std::vector<BlockRows> block_rows = {{4, 8}};
   // The same for a window's max or min over centred segments (morphology's erode and dilate on
   // the correlation's kernels): each window row's extrema serve more output rows. 0: block_rows.
-  int extremum_block_rows = 8;
+  int extremum_block_rows = 16;
   // Separable filters too large for one 2-D pass, on blocked devices, of radius at most
   // separable_max_radius: one pass, separable_rows output rows per work-item, the row results
   // kept in registers (0: not used).
