@@ -7,8 +7,9 @@
 // the border rule themselves, so open and close fuse on the device and give OpenCV's results at
 // the edges, the border applied before every erode and dilate. An erode or dilate of one element
 // up to 15x15 read from the input may instead run on the 2-D correlation's kernels with a min or
-// max in place of the multiply-add (clf::Correlation, WindowReduce): on GPUs they take 4x4 outputs
-// a work-item from float4 reads, each row read once for all of them.
+// max in place of the multiply-add (clf::Correlation, WindowReduce): on GPUs blocks of 4 x
+// Tuning::extremum_block_rows outputs a work-item from float4 reads, each window row's extrema
+// over the element's centred segments taken once for all of them.
 #include <algorithm>
 #include <clf/correlate.hpp>
 #include <clf/error.hpp>
