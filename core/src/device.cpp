@@ -255,12 +255,34 @@ std::shared_ptr<Device> Device::open(const std::string& selector, const DeviceOp
     throw Error(ErrorKind::device,
                 "no OpenCL device matches '" + selector +
                     "' (use gpu, cpu, P:D or part of a name); devices:" + device_list_text(found));
-  auto impl = std::make_unique<Impl>();
-  impl->info = pick->info;
-  impl->device = pick->device;
   cl_int err = CL_SUCCESS;
-  impl->context = cl::Context(impl->device, nullptr, nullptr, nullptr, &err);
-  cl_check(err, "clCreateContext", impl->info.name);
+  cl::Context context(pick->device, nullptr, nullptr, nullptr, &err);
+  cl_check(err, "clCreateContext", pick->info.name);
+  return make(pick->info, pick->device, context, options);
+}
+
+std::shared_ptr<Device> Device::adopt(cl_context context, cl_device_id device,
+                                      const DeviceOptions& options) {
+  if (!context || !device)
+    throw Error(ErrorKind::usage, "Device::adopt: a null OpenCL context or device");
+  const cl::Context shared(context, true);  // retained: the caller keeps its own reference
+  std::vector<cl::Device> members;
+  cl_check(shared.getInfo(CL_CONTEXT_DEVICES, &members), "clGetContextInfo", "CL_CONTEXT_DEVICES");
+  const bool member = std::any_of(members.begin(), members.end(),
+                                  [&](const cl::Device& d) { return d() == device; });
+  for (const Found& f : all_devices())
+    if (member && f.device() == device) return make(f.info, f.device, shared, options);
+  throw Error(ErrorKind::usage, member ? "Device::adopt: the device is not on any OpenCL platform"
+                                       : "Device::adopt: the device is not in the context");
+}
+
+std::shared_ptr<Device> Device::make(const DeviceInfo& info, const cl::Device& device,
+                                     const cl::Context& context, const DeviceOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->info = info;
+  impl->device = device;
+  impl->context = context;
+  cl_int err = CL_SUCCESS;
   impl->host_queue = cl::CommandQueue(impl->context, impl->device, 0, &err);
   cl_check(err, "clCreateCommandQueue", impl->info.name);
   impl->tuning = default_tuning(impl->info);
@@ -279,6 +301,7 @@ Device::~Device() = default;
 const DeviceInfo& Device::info() const { return impl_->info; }
 const cl::Context& Device::context() const { return impl_->context; }
 const cl::Device& Device::device() const { return impl_->device; }
+const cl::CommandQueue& Device::host_queue() const { return impl_->host_queue; }
 uint64_t Device::bytes_in_use() const { return impl_->in_use; }
 uint64_t Device::peak_bytes_in_use() const { return impl_->peak; }
 void Device::reset_peak() { impl_->peak = uint64_t(impl_->in_use); }

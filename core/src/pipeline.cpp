@@ -183,4 +183,30 @@ RunStats Pipeline::run(RowSource& source, RowSink& sink, const RunOptions& optio
   return stream(ends, options);
 }
 
+RunStats Pipeline::run(const DeviceImage& in, DeviceImage& out, const RunOptions& options) {
+  if (in.empty()) throw Error(ErrorKind::usage, "Pipeline::run: empty input device image");
+  check_filters(size());
+  if (devices_.size() > 1)
+    throw Error(ErrorKind::usage, "Pipeline::run: a device image runs on a pipeline of one device "
+                                  "(this one spreads strips over " +
+                                      std::to_string(devices_.size()) + ")");
+  if (&in.device() != devices_.front().get())
+    throw Error(ErrorKind::usage,
+                "Pipeline::run: the image is on " + in.device().info().label() +
+                    (in.device().info().label() == device().info().label()
+                         ? " in another context (another Device) than the pipeline's"
+                         : ", the pipeline on " + device().info().label()) +
+                    "; a device image is used on the Device it was made on");
+  std::lock_guard<std::mutex> lock(*mutex_);
+  if (out.empty() || out.device_ptr() != in.device_ptr() || out.width() != in.width() ||
+      out.height() != in.height() || out.channels() != in.channels() || out.type() != in.type() ||
+      out.overlaps(in))
+    out = DeviceImage(in.device_ptr(), in.width(), in.height(), in.channels(), in.type());
+  detail::Endpoints ends;
+  ends.shape = {in.width(), in.height(), in.channels(), in.type()};
+  ends.device_in = &in;
+  ends.device_out = &out;
+  return stream(ends, options);
+}
+
 }  // namespace clf

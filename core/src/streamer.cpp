@@ -1,13 +1,13 @@
 // Streams rows through a chain of filters in strips. Per strip: the host's rows (from the source,
 // a pinned image, or the image in place) -> upload (queue U) -> unpack to float planes, pad and
 // filter per stage, pack to native pixels (queue C) -> download (queue D) -> the host's rows (to
-// the sink on the landing thread, a pinned image, or in place). A ring of slots keeps several
-// strips in flight; events order upload -> compute -> download per strip, and a slot is reused
-// only after its previous strip has landed. Each device is a lane (Run: its queues, ring and
-// chain); the Scheduler gives strip i to lane i mod lanes, reading the source and landing strips in
-// order. A chain that wraps vertically reads cyclic rows (CyclicRows). The geometry is
-// strip_plan.hpp's; this file is the device side and the run loops. docs/ARCHITECTURE.md walks the
-// whole path.
+// the sink on the landing thread, a pinned image, or in place). Device images are read and
+// written where they are. A ring of slots keeps several strips in flight; events order upload ->
+// compute -> download per strip, and a slot is reused only after its previous strip has landed.
+// Each device is a lane (Run: its queues, ring and chain); the Scheduler gives strip i to lane i
+// mod lanes, reading the source and landing strips in order. A chain that wraps vertically reads
+// cyclic rows (CyclicRows). The geometry is strip_plan.hpp's; this file is the device side and
+// the run loops. docs/ARCHITECTURE.md walks the whole path.
 #include "streamer.hpp"
 
 #include <algorithm>
@@ -33,7 +33,8 @@ constexpr int enqueue_ahead = 8;
 enum class Transport {
   staged,   // through the slot's pinned staging: the source reads into it, the sink writes from it
   pinned,   // DMA straight from / to a whole image in pinned memory
-  in_place  // CPU devices: kernels read and write the whole images (no transfer)
+  in_place,  // CPU devices: kernels read and write the whole images (no transfer)
+  resident   // device images: kernels read and write them where they are (no transfer)
 };
 
 struct Recorded {
@@ -103,10 +104,12 @@ class Run {
         lane_(lane_index),
         lanes_(lanes),
         res_(*lane.resources),
-        in_(plan.in_place()                                  ? Transport::in_place
+        in_(ends.resident()                                  ? Transport::resident
+            : plan.in_place()                                ? Transport::in_place
             : ends.in && ends.in->pinned() && !plan.cyclic() ? Transport::pinned
                                                              : Transport::staged),
-        out_(plan.in_place()                  ? Transport::in_place
+        out_(ends.resident()                  ? Transport::resident
+             : plan.in_place()                ? Transport::in_place
              : ends.out && ends.out->pinned() ? Transport::pinned
                                               : Transport::staged) {}
 
@@ -122,7 +125,11 @@ class Run {
   // Rows were taken from the source: a run that fails now cannot be retried from row 0 unless the
   // whole input is in memory.
   bool source_used() const { return source_used_; }
-  bool device_ordered() const { return in_ == Transport::pinned && out_ == Transport::pinned; }
+  // No host work per strip on either side: the device orders slot reuse by itself.
+  bool device_ordered() const {
+    return (in_ == Transport::pinned || in_ == Transport::resident) &&
+           (out_ == Transport::pinned || out_ == Transport::resident);
+  }
 
  private:
   void make_queues();
@@ -156,7 +163,8 @@ class Run {
   std::vector<Range> fresh_;  // per strip: the rows it uploads from the host
   bool source_used_ = false;
   bool final_in_place_ = false;            // the last stage writes the output image itself
-  cl::Buffer in_place_in_, in_place_out_;  // in place: buffers over the host images
+  cl::Buffer in_place_in_, in_place_out_;  // in place: buffers over the host images, or resident
+  size_t in_first_sample_ = 0, out_first_sample_ = 0;  // where the images start in them
   double enqueue_us_ = 0;                  // host time issuing strips
 
   // profiling
@@ -203,7 +211,16 @@ void Run::make_queues() {
 }
 
 void Run::make_slots() {
-  if (plan_.in_place()) {
+  if (in_ == Transport::resident) {
+    const DeviceImage &in = *ends_.device_in, &out = *ends_.device_out;
+    const size_t sample = pixel_type_size(shape_.type);
+    in_place_in_ = in.buffer();
+    in_place_out_ = out.buffer();
+    in_first_sample_ = in.offset() / sample;
+    out_first_sample_ = out.offset() / sample;
+    final_in_place_ = out.type() == PixelType::f32 && out.channels() == 1 &&
+                      (out.offset() + out.byte_size()) / sizeof(float) <= max_buffer_floats;
+  } else if (plan_.in_place()) {
     const Image& in = *ends_.in;
     Image& out = *ends_.out;
     cl_int err = CL_SUCCESS;
@@ -257,7 +274,7 @@ Plane Run::plane(int s, const DeviceBuffer& buffer, Range own) const {
     p.buffer = in_place_out_;
     p.pitch = plan_.width();
     p.plane_stride = 0;
-    p.origin = own.begin * plan_.width();
+    p.origin = own.begin * plan_.width() + int(out_first_sample_);
     return p;
   }
   p.buffer = buffer.get();
@@ -275,7 +292,7 @@ void Run::enqueue_upload(StripCommands& strip, Slot& slot) {
   const Range fresh = strip.fresh;
   const size_t offset = row_bytes * size_t(fresh.begin - strip.upload.begin);
   if (slot.downloaded()) strip.ready.push_back(slot.downloaded);  // its download buffer is free
-  if (in_ == Transport::in_place || fresh.size() == 0) return;
+  if (in_ == Transport::in_place || in_ == Transport::resident || fresh.size() == 0) return;
   const void* from =
       in_ == Transport::pinned ? ends_.in->row(fresh.begin) : slot.staging_in.data + offset;
   if (in_ == Transport::staged) {
@@ -325,7 +342,8 @@ void Run::enqueue_unpack(StripCommands& strip, Slot& slot) {
           : 0;
   const int hx = n > 0 ? plan_.stage(0).hx : 0;
   const Border border = n > 0 ? plan_.stage(0).border : Border{};
-  KernelArgs(kernel) << rows << cl_ulong(in_place ? size_t(up.begin) * row_samples : 0)
+  KernelArgs(kernel) << rows
+                     << cl_ulong(in_place ? size_t(up.begin) * row_samples + in_first_sample_ : 0)
                      << plan_.width() << up.size() << plan_.channels() << dst << shared
                      << shared_offset << shared_rows << hx << int(border.mode) << border.value;
   // The compute queue is in order: waiting here orders every kernel of this strip after it.
@@ -452,8 +470,8 @@ void Run::enqueue_pack(StripCommands& strip, Slot& slot) {
     Plane src = plane(n, slot.work[n % 2], strip.strip);
     const cl::Buffer& rows = in_place ? in_place_out_ : slot.down.get();
     const size_t first_sample = size_t(strip.strip.begin) * plan_.width() * plan_.channels();
-    KernelArgs(pack_) << src << rows << cl_ulong(in_place ? first_sample : 0) << plan_.width()
-                      << strip.strip.size() << plan_.channels();
+    KernelArgs(pack_) << src << rows << cl_ulong(in_place ? first_sample + out_first_sample_ : 0)
+                      << plan_.width() << strip.strip.size() << plan_.channels();
     const int items = (plan_.width() + pack_vector_ - 1) / pack_vector_;
     cl::Event packed;
     cl_check(queues_[1].enqueueNDRangeKernel(
@@ -484,6 +502,11 @@ void Run::enqueue_landing(StripCommands& strip, Slot& slot, cl::Event& downloade
   // map (OpenCL's way of saying the host may read them; a no-op on CPU devices).
   const std::vector<cl::Event> computed{strip.events.back()};
   const size_t row_bytes = shape_.row_bytes(), bytes = row_bytes * size_t(strip.strip.size());
+  if (out_ == Transport::resident) {  // the rows are where they are wanted
+    downloaded = computed.front();
+    cl_check(queues_[1].flush(), "clFlush", "compute");
+    return;
+  }
   if (out_ == Transport::in_place) {
     cl_int err = CL_SUCCESS;
     void* mapped = queues_[1].enqueueMapBuffer(in_place_out_, CL_FALSE, CL_MAP_READ,
@@ -561,7 +584,7 @@ void Run::prepare() {
 
 void Run::add_stats(RunStats& stats, Clock::time_point t0) {
   stats.host_enqueue_ms += enqueue_us_ / 1000.0;
-  for (int i = lane_; i < plan_.strips(); i += lanes_)
+  for (int i = lane_; i < plan_.strips() && in_ != Transport::resident; i += lanes_)
     stats.bytes_uploaded += shape_.row_bytes() * size_t(fresh_[size_t(i)].size());
   if (options_.profile) collect(stats, t0);
 }
@@ -868,7 +891,7 @@ void run_plan(const std::vector<Lane>& lanes, const Endpoints& ends, const RunOp
     stats.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     stats.host_enqueue_ms = 0;
     stats.bytes_uploaded = 0;
-    stats.bytes_downloaded = ends.shape.row_bytes() * size_t(ends.shape.height);
+    stats.bytes_downloaded = ends.resident() ? 0 : ends.shape.row_bytes() * size_t(ends.shape.height);
     for (auto& run : runs) run->add_stats(stats, t0);
   } catch (...) {
     for (auto& run : runs) rows_consumed = rows_consumed || (run->source_used() && !ends.in);
@@ -903,8 +926,11 @@ RunStats stream(const std::vector<Lane>& lanes, const Endpoints& ends, const Run
   std::unique_ptr<RowSource> second =
       wrap_halo > 0 && ends.source ? ends.source->second_reader() : nullptr;
   const bool cyclic = second != nullptr;
-  const bool in_place = options.zero_copy && info.is_cpu && ends.in && ends.out && !cyclic &&
-                        lanes.size() == 1 && ends.in->byte_size() <= max_alloc;
+  if (ends.resident() && (lanes.size() != 1 || !ends.device_out))
+    throw Error(ErrorKind::usage, "device images run on one device, from one to another");
+  const bool in_place = ends.resident() || (options.zero_copy && info.is_cpu && ends.in &&
+                                            ends.out && !cyclic && lanes.size() == 1 &&
+                                            ends.in->byte_size() <= max_alloc);
   std::unique_ptr<CyclicRows> cyclic_rows;
   Endpoints run_ends = ends;
   if (cyclic) {

@@ -62,13 +62,17 @@ struct StreamResources {
 
 // What a run reads and writes. Rows go through `source` and `sink` (pinned staging on the host
 // side), except where whole images allow better: `in` / `out` pinned are DMA'd from and to
-// directly, and on CPU devices both images are used in place (zero-copy).
+// directly, and on CPU devices both images are used in place (zero-copy). Device images (both or
+// neither, on the one lane's device) are always used in place.
 struct Endpoints {
   ImageShape shape;
   RowSource* source = nullptr;
   RowSink* sink = nullptr;
   const Image* in = nullptr;  // optional: the whole input in memory
   Image* out = nullptr;       // optional: the whole output in memory
+  const DeviceImage* device_in = nullptr;
+  DeviceImage* device_out = nullptr;
+  bool resident() const { return device_in != nullptr; }
 };
 
 // A device with the chain built on it and the resources its Pipeline keeps for it.

@@ -3,6 +3,7 @@
 #pragma once
 #include "clf/border.hpp"
 #include "clf/device.hpp"
+#include "clf/device_image.hpp"
 #include "clf/environment.hpp"
 #include "clf/error.hpp"
 #include "clf/filter.hpp"

@@ -159,6 +159,11 @@ class Device {
   // substring of the device or platform name. Throws Error(device) naming it.
   static std::shared_ptr<Device> open(const std::string& selector = {},
                                       const DeviceOptions& options = {});
+  // A device in a context someone else made (pyopencl, an embedding tool): buffers made there
+  // are clfilter's to read and write (DeviceImage::over). The context is retained. Throws
+  // Error(usage) when `device` is not in `context`.
+  static std::shared_ptr<Device> adopt(cl_context context, cl_device_id device,
+                                       const DeviceOptions& options = {});
   ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
@@ -166,6 +171,8 @@ class Device {
   const DeviceInfo& info() const;
   const cl::Context& context() const;
   const cl::Device& device() const;
+  // An in-order queue for blocking host transfers (weights, DeviceImage's read and write).
+  const cl::CommandQueue& host_queue() const;
 
   // Builds `source` after clf/contract.h and the helpers it names (all by default) with `options`;
   // cached in memory and, with a cache_dir, on disk. Throws Error(build) with the build log.
@@ -203,6 +210,8 @@ class Device {
  private:
   struct Impl;
   explicit Device(std::unique_ptr<Impl> impl);
+  static std::shared_ptr<Device> make(const DeviceInfo& info, const cl::Device& device,
+                                      const cl::Context& context, const DeviceOptions& options);
   friend class DeviceBuffer;
   friend struct detail::DeviceTesting;
   void on_release(size_t bytes);

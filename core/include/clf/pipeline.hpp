@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "clf/device_image.hpp"
 #include "clf/filter.hpp"
 #include "clf/image.hpp"
 #include "clf/rows.hpp"
@@ -83,6 +84,12 @@ class Pipeline {
   // streams too when `source` has a second_reader() (for its last rows); without one, or mixed
   // with other vertical borders, a wrap chain's one strip is the whole image.
   RunStats run(RowSource& source, RowSink& sink, const RunOptions& options = {});
+  // Runs the chain from one image in device memory to another on the same device: kernels read
+  // `in` and write `out` in place, and nothing crosses the bus. `out` is (re)allocated on that
+  // device unless it has in's shape and type and does not overlap it. Output is bit-identical to
+  // the host run(). One device only: a pipeline over several, or an image on another Device (a
+  // context of its own), is refused (Error(usage)).
+  RunStats run(const DeviceImage& in, DeviceImage& out, const RunOptions& options = {});
 
  private:
   RunStats stream(const detail::Endpoints& ends, const RunOptions& options);

@@ -1,0 +1,151 @@
+// Images that stay on the device: Pipeline::run from one DeviceImage to another equals the host
+// run bit for bit, sends nothing over the bus, and refuses images of another device or context.
+// Device::adopt and DeviceImage::over: a context and buffers made outside clfilter.
+#include <cstring>
+
+#include "support.hpp"
+
+namespace {
+
+clf::Pipeline chain_on(std::shared_ptr<clf::Device> device, const std::vector<std::string>& specs) {
+  clf::Pipeline p(std::move(device));
+  for (const auto& s : specs) p.add(test::registry(), s);
+  return p;
+}
+
+const clf::PixelType all_types[] = {clf::PixelType::u8, clf::PixelType::u16, clf::PixelType::f16,
+                                    clf::PixelType::f32};
+
+}  // namespace
+
+TEST_CASE("a chain from device image to device image equals the host run for every type") {
+  // Single-channel f32 takes the path whose last filter writes the output image itself.
+  const std::vector<std::vector<std::string>> chains = {
+      {"gaussian:sigma=1.5", "sobel"}, {"median:ksize=3", "box:radius=2,border=wrap"}, {"laplacian"}};
+  for (const auto type : all_types)
+    for (int channels : {1, 3})
+      for (const auto& chain : chains)
+        for (int strip_rows : {0, 7}) {
+          INFO(clf::pixel_type_name(type) << " x" << channels << ", " << chain.front()
+                                          << ", strips of " << strip_rows);
+          const clf::Image host = test::random_image(67, 53, channels, type, 3);
+          clf::RunOptions o;
+          o.strip_rows = strip_rows;
+          const clf::Image expect = test::run_chain(chain, host, o);
+          clf::DeviceImage in(test::device(), host.width(), host.height(), channels, type), out;
+          in.write(host);
+          clf::Pipeline p = chain_on(test::device(), chain);
+          const clf::RunStats stats = p.run(in, out, o);
+          CHECK(test::identical(out.read(), expect));
+          CHECK(test::identical(in.read(), host));  // the input is only read
+          CHECK(stats.bytes_uploaded == 0);
+          CHECK(stats.bytes_downloaded == 0);
+          // An output of the right shape is written where it is.
+          const cl_mem before = out.buffer()();
+          p.run(in, out, o);
+          CHECK(out.buffer()() == before);
+          CHECK(test::identical(out.read(), expect));
+        }
+}
+
+TEST_CASE("device images in buffers made elsewhere, at an offset, are read and written in place") {
+  const auto device = test::device();
+  const clf::Image host = test::random_image(40, 30, 2, clf::PixelType::u16, 8);
+  const std::vector<std::string> chain = {"gaussian:sigma=2", "morphology:op=dilate,ksize=3"};
+  const clf::Image expect = test::run_chain(chain, host);
+  const size_t bytes = host.byte_size(), pad = 3 * host.row_bytes() + 2;  // not row-aligned
+  cl_int err = CL_SUCCESS;
+  cl::Buffer mine(device->context(), CL_MEM_READ_WRITE, 2 * bytes + 3 * pad, nullptr, &err);
+  REQUIRE(err == CL_SUCCESS);
+  const std::vector<std::byte> marker(2 * bytes + 3 * pad, std::byte{0x5a});
+  REQUIRE(device->host_queue().enqueueWriteBuffer(mine, CL_TRUE, 0, marker.size(), marker.data()) ==
+          CL_SUCCESS);
+  auto in = clf::DeviceImage::over(device, mine(), pad, 40, 30, 2, clf::PixelType::u16);
+  auto out = clf::DeviceImage::over(device, mine(), 2 * pad + bytes, 40, 30, 2, clf::PixelType::u16);
+  in.write(host);
+  chain_on(device, chain).run(in, out);
+  CHECK(out.buffer()() == mine());  // not reallocated: the caller's buffer holds the result
+  CHECK(test::identical(out.read(), expect));
+  std::vector<std::byte> all(marker.size());
+  REQUIRE(device->host_queue().enqueueReadBuffer(mine, CL_TRUE, 0, all.size(), all.data()) ==
+          CL_SUCCESS);
+  CHECK(std::memcmp(all.data(), marker.data(), pad) == 0);  // nothing outside the images
+  CHECK(std::memcmp(all.data() + pad + bytes, marker.data(), pad) == 0);
+  CHECK(std::memcmp(all.data() + 2 * pad + 2 * bytes, marker.data(), pad) == 0);
+
+  // An output overlapping the input is replaced by a new image; the input stays as it was.
+  auto overlapping =
+      clf::DeviceImage::over(device, mine(), pad + host.row_bytes(), 40, 30, 2, clf::PixelType::u16);
+  chain_on(device, chain).run(in, overlapping);
+  CHECK(overlapping.buffer()() != mine());
+  CHECK(test::identical(overlapping.read(), expect));
+  CHECK(test::identical(in.read(), host));
+  clf::DeviceImage same = in;  // a copy is the same image
+  chain_on(device, chain).run(in, same);
+  CHECK(test::identical(same.read(), expect));
+  CHECK(test::identical(in.read(), host));
+
+  // Misuse, each refused by name.
+  auto refused = [&](auto&& call, const char* words) {
+    try {
+      call();
+      FAIL("not refused: " << words);
+    } catch (const clf::Error& e) {
+      CHECK(e.kind() == clf::ErrorKind::usage);
+      CHECK_THAT(e.what(), Catch::Contains(words));
+    }
+  };
+  refused([&] { clf::DeviceImage::over(device, mine(), 1, 4, 4, 1, clf::PixelType::f32); },
+          "not a multiple of f32");
+  refused([&] { clf::DeviceImage::over(device, mine(), 0, 4000, 4000, 1, clf::PixelType::f32); },
+          "the image needs 64000000");
+  refused([&] { clf::DeviceImage(device, 0, 4, 1, clf::PixelType::u8); }, "device image");
+  refused([&] { in.write(clf::Image(3, 3, 1, clf::PixelType::u8)); }, "DeviceImage::write");
+  refused([&] { clf::DeviceImage().read(); }, "empty DeviceImage");
+}
+
+TEST_CASE("an image of another Device or context is refused by name; an adopted context works") {
+  const auto device = test::device();
+  const std::string id = device->info().label().substr(0, device->info().label().find(' '));
+  const auto other = clf::Device::open(id);  // the same device, another context
+  const clf::Image host = test::random_image(30, 20, 1, clf::PixelType::f32, 4);
+  clf::DeviceImage theirs(other, 30, 20, 1, clf::PixelType::f32), out;
+  theirs.write(host);
+  clf::Pipeline p = chain_on(device, {"box:radius=1"});
+  try {
+    p.run(theirs, out);
+    FAIL("an image of another context was used");
+  } catch (const clf::Error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("another context"));
+  }
+  try {
+    clf::DeviceImage::over(device, theirs.buffer()(), 0, 30, 20, 1, clf::PixelType::f32);
+    FAIL("a buffer of another context was adopted");
+  } catch (const clf::Error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("another OpenCL context"));
+  }
+  clf::Pipeline spread({device, other});
+  spread.add(test::registry(), "box:radius=1");
+  clf::DeviceImage mine(device, 30, 20, 1, clf::PixelType::f32);
+  mine.write(host);
+  CHECK_THROWS_WITH(spread.run(mine, out), Catch::Contains("pipeline of one device"));
+
+  // A context made outside clfilter, adopted: its buffers are ours to filter.
+  cl_int err = CL_SUCCESS;
+  const cl_device_id id_of = device->device()();
+  cl_context raw = clCreateContext(nullptr, 1, &id_of, nullptr, nullptr, &err);
+  REQUIRE(err == CL_SUCCESS);
+  {
+    const auto adopted = clf::Device::adopt(raw, id_of);
+    CHECK(adopted->context()() == raw);
+    CHECK(adopted->info().name == device->info().name);
+    clf::DeviceImage in(adopted, 30, 20, 1, clf::PixelType::f32), result;
+    in.write(host);
+    chain_on(adopted, {"box:radius=1"}).run(in, result);
+    CHECK(test::identical(result.read(), test::run_chain({"box:radius=1"}, host)));
+  }
+  clReleaseContext(raw);  // the adopted Device kept its own reference while it lived
+  CHECK_THROWS_WITH(clf::Device::adopt(nullptr, id_of), Catch::Contains("null OpenCL context"));
+  CHECK_THROWS_WITH(clf::Device::adopt(device->context()(), nullptr),
+                    Catch::Contains("null OpenCL context or device"));
+}
