@@ -187,9 +187,10 @@ RunStats Pipeline::run(const DeviceImage& in, DeviceImage& out, const RunOptions
   if (in.empty()) throw Error(ErrorKind::usage, "Pipeline::run: empty input device image");
   check_filters(size());
   if (devices_.size() > 1)
-    throw Error(ErrorKind::usage, "Pipeline::run: a device image runs on a pipeline of one device "
-                                  "(this one spreads strips over " +
-                                      std::to_string(devices_.size()) + ")");
+    throw Error(ErrorKind::usage,
+                "Pipeline::run: a device image runs on a pipeline of one device "
+                "(this one spreads strips over " +
+                    std::to_string(devices_.size()) + ")");
   if (&in.device() != devices_.front().get())
     throw Error(ErrorKind::usage,
                 "Pipeline::run: the image is on " + in.device().info().label() +

@@ -31,8 +31,8 @@ constexpr int enqueue_ahead = 8;
 
 // How a strip's rows cross between the host and the device, per side.
 enum class Transport {
-  staged,   // through the slot's pinned staging: the source reads into it, the sink writes from it
-  pinned,   // DMA straight from / to a whole image in pinned memory
+  staged,    // through the slot's pinned staging: the source reads into it, the sink writes from it
+  pinned,    // DMA straight from / to a whole image in pinned memory
   in_place,  // CPU devices: kernels read and write the whole images (no transfer)
   resident   // device images: kernels read and write them where they are (no transfer)
 };
@@ -165,7 +165,7 @@ class Run {
   bool final_in_place_ = false;            // the last stage writes the output image itself
   cl::Buffer in_place_in_, in_place_out_;  // in place: buffers over the host images, or resident
   size_t in_first_sample_ = 0, out_first_sample_ = 0;  // where the images start in them
-  double enqueue_us_ = 0;                  // host time issuing strips
+  double enqueue_us_ = 0;                              // host time issuing strips
 
   // profiling
   std::vector<Recorded> recorded_;
@@ -891,7 +891,8 @@ void run_plan(const std::vector<Lane>& lanes, const Endpoints& ends, const RunOp
     stats.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     stats.host_enqueue_ms = 0;
     stats.bytes_uploaded = 0;
-    stats.bytes_downloaded = ends.resident() ? 0 : ends.shape.row_bytes() * size_t(ends.shape.height);
+    stats.bytes_downloaded =
+        ends.resident() ? 0 : ends.shape.row_bytes() * size_t(ends.shape.height);
     for (auto& run : runs) run->add_stats(stats, t0);
   } catch (...) {
     for (auto& run : runs) rows_consumed = rows_consumed || (run->source_used() && !ends.in);
@@ -928,9 +929,9 @@ RunStats stream(const std::vector<Lane>& lanes, const Endpoints& ends, const Run
   const bool cyclic = second != nullptr;
   if (ends.resident() && (lanes.size() != 1 || !ends.device_out))
     throw Error(ErrorKind::usage, "device images run on one device, from one to another");
-  const bool in_place = ends.resident() || (options.zero_copy && info.is_cpu && ends.in &&
-                                            ends.out && !cyclic && lanes.size() == 1 &&
-                                            ends.in->byte_size() <= max_alloc);
+  const bool in_place =
+      ends.resident() || (options.zero_copy && info.is_cpu && ends.in && ends.out && !cyclic &&
+                          lanes.size() == 1 && ends.in->byte_size() <= max_alloc);
   std::unique_ptr<CyclicRows> cyclic_rows;
   Endpoints run_ends = ends;
   if (cyclic) {
