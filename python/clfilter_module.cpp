@@ -43,22 +43,57 @@ const clf::Registry& registry(const std::vector<std::string>& plugin_dirs = {}) 
   return *r;
 }
 
+std::string device_id(const clf::Device& device) {
+  return std::to_string(device.info().platform_index) + ":" +
+         std::to_string(device.info().device_index);
+}
+
 // Devices opened once per selector: one ("gpu", "P:D", a name) or several ("all", "cpu,cpu"), as
-// the command line takes them.
+// the command line takes them. Selectors of one device share one Device per physical device
+// ("gpu", "" and "0:0" may name the same): a DeviceImage is used on the Device (the OpenCL
+// context) it was made on, so to_device(a, "gpu") must meet Pipeline(..., device="0:0") there.
 std::vector<std::shared_ptr<clf::Device>> devices_for(const std::string& selector) {
   static std::mutex mutex;
   static std::map<std::string, std::vector<std::shared_ptr<clf::Device>>> open;
+  static std::map<std::string, std::shared_ptr<clf::Device>> by_id;
   std::lock_guard<std::mutex> lock(mutex);
   auto& d = open[selector];
   if (d.empty()) {
     const std::string chosen = selector.empty() ? environment().device : selector;
     const bool several = chosen == "all" || chosen.find(',') != std::string::npos;
-    if (several)
+    if (several) {
       d = clf::open_devices(chosen, environment().device_options());
-    else
-      d = {clf::Device::open(chosen, environment().device_options())};
+    } else {
+      auto one = clf::Device::open(chosen, environment().device_options());
+      auto& known = by_id[device_id(*one)];
+      if (!known) known = one;
+      d = {known};
+    }
   }
   return d;
+}
+
+// A context made outside clfilter (pyopencl's), adopted once while someone holds it: images and
+// pipelines made for it meet on one Device.
+std::shared_ptr<clf::Device> adopted(uintptr_t context, uintptr_t device) {
+  static std::mutex mutex;
+  static std::map<std::pair<uintptr_t, uintptr_t>, std::weak_ptr<clf::Device>> made;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& weak = made[{context, device}];
+  auto d = weak.lock();
+  if (!d) {
+    d = clf::Device::adopt(reinterpret_cast<cl_context>(context),
+                           reinterpret_cast<cl_device_id>(device), environment().device_options());
+    weak = d;
+  }
+  return d;
+}
+
+// The Device a Python call names: an adopted context when `context` is given, else a selector.
+std::vector<std::shared_ptr<clf::Device>> devices_named(const std::string& selector,
+                                                        uintptr_t context, uintptr_t device) {
+  if (context) return {adopted(context, device)};
+  return devices_for(selector);
 }
 
 clf::PixelType pixel_type(const py::dtype& dtype) {
@@ -74,6 +109,20 @@ clf::PixelType pixel_type(const py::dtype& dtype) {
   if (native && kind == 'f' && size == 2) return clf::PixelType::f16;
   throw py::type_error("clfilter: arrays of uint8, uint16, float16 or float32 only (got " +
                        std::string(py::str(py::handle(dtype))) + ")");
+}
+
+const char* dtype_name(clf::PixelType type) {
+  switch (type) {
+    case clf::PixelType::u8:
+      return "uint8";
+    case clf::PixelType::u16:
+      return "uint16";
+    case clf::PixelType::f16:
+      return "float16";
+    case clf::PixelType::f32:
+      break;
+  }
+  return "float32";
 }
 
 // Arrays are made and converted by numpy itself (ascontiguousarray, empty) and read through the
@@ -121,16 +170,72 @@ py::dict stats_dict(const clf::RunStats& s) {
   d["bytes_downloaded"] = s.bytes_downloaded;
   d["device_bytes_peak"] = s.device_bytes_peak;
   d["zero_copy"] = s.zero_copy;
+  d["profiled"] = s.profiled;
+  d["upload_busy_ms"] = s.upload_busy_ms;
+  d["compute_busy_ms"] = s.compute_busy_ms;
+  d["download_busy_ms"] = s.download_busy_ms;
   d["summary"] = s.summary();
   return d;
 }
+
+// An image in device memory, with the shape and dtype its array had (HxW or HxWxC).
+class PyDeviceImage {
+ public:
+  PyDeviceImage(clf::DeviceImage image, std::vector<py::ssize_t> shape)
+      : image_(std::move(image)), shape_(std::move(shape)) {}
+
+  // `array` (C order, a type the core takes: the Python layer's _checked) copied to the device.
+  static PyDeviceImage upload(const py::array& array, const std::shared_ptr<clf::Device>& device) {
+    const py::array in = c_order(array);
+    const clf::Image host = image_over(in);
+    std::vector<py::ssize_t> shape(in.shape(), in.shape() + in.ndim());
+    py::gil_scoped_release release;
+    clf::DeviceImage image(device, host.width(), host.height(), host.channels(), host.type());
+    image.write(host);
+    return PyDeviceImage(std::move(image), std::move(shape));
+  }
+
+  const clf::DeviceImage& image() const {
+    if (image_.empty())
+      throw py::value_error("clfilter: this DeviceImage was released (its device memory freed)");
+    return image_;
+  }
+  const std::vector<py::ssize_t>& shape() const { return shape_; }
+
+  // A new numpy array with the image, or the image written into `out` (C order, its shape and
+  // dtype: the Python layer checks).
+  py::array get(const py::object& into) const {
+    const clf::DeviceImage& source = image();
+    py::array out = into.is_none() ? py::array(py::module_::import("numpy").attr("empty")(
+                                         py::tuple(py::cast(shape_)), dtype()))
+                                   : py::array(into);
+    clf::Image host = image_over(out);
+    py::gil_scoped_release release;
+    source.read(host);
+    return out;
+  }
+  void release() { image_ = clf::DeviceImage(); }
+  std::string dtype() const { return dtype_name(image().type()); }
+  std::string device() const { return image().device().info().label(); }
+  size_t nbytes() const { return image().byte_size(); }
+  // (cl_context, cl_mem, offset in bytes) as integers, for interop (pyopencl's from_int_ptr).
+  std::tuple<uintptr_t, uintptr_t, size_t> handles() const {
+    const clf::DeviceImage& i = image();
+    return {reinterpret_cast<uintptr_t>(i.device().context()()),
+            reinterpret_cast<uintptr_t>(i.buffer()()), i.offset()};
+  }
+
+ private:
+  clf::DeviceImage image_;
+  std::vector<py::ssize_t> shape_;
+};
 
 // A chain built once on one device, run on many arrays (programs and strip buffers reused).
 class PyPipeline {
  public:
   PyPipeline(const std::vector<std::string>& specs, const std::string& selector,
-             const std::vector<std::string>& plugin_dirs)
-      : pipeline_(devices_for(selector)) {
+             const std::vector<std::string>& plugin_dirs, uintptr_t context, uintptr_t device)
+      : pipeline_(devices_named(selector, context, device)) {
     if (specs.empty()) throw py::value_error("clfilter: no filter given (e.g. 'gaussian:sigma=2')");
     for (const auto& spec : specs) pipeline_.add(registry(plugin_dirs), spec);
   }
@@ -147,22 +252,52 @@ class PyPipeline {
     const clf::Image in_image = image_over(in);
     py::array out = into.is_none() ? empty_like(in) : py::array(into);
     clf::Image out_image = image_over(out);
-    std::atomic<bool> cancel{false};
-    clf::RunOptions options;
-    options.strip_rows = strip_rows;
-    options.cancel = &cancel;
-    // Called on this thread (RunOptions' rule), between strips: the GIL for Python's callback and
-    // its pending signals; an exception (KeyboardInterrupt) ends the run, cancelled.
-    options.progress = [&](int done, int total) {
-      py::gil_scoped_acquire gil;
-      if (!progress.is_none()) progress(done, total);
-      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-    };
+    const clf::RunOptions options = run_options(strip_rows, progress);
+    py::gil_scoped_release release;
+    stats_ = pipeline_.run(in_image, out_image, options);
+    return out;
+  }
+
+  // A DeviceImage through the chain into `into` (a DeviceImage of its shape on the same device,
+  // else a new one), nothing crossing the bus.
+  PyDeviceImage run_device(const PyDeviceImage& input, int strip_rows, const py::object& progress,
+                           PyDeviceImage* into) {
+    clf::DeviceImage out = into ? into->image() : clf::DeviceImage();
+    const clf::RunOptions options = run_options(strip_rows, progress);
     {
       py::gil_scoped_release release;
-      stats_ = pipeline_.run(in_image, out_image, options);
+      stats_ = pipeline_.run(input.image(), out, options);
     }
-    return out;
+    return PyDeviceImage(out, input.shape());
+  }
+
+  // Buffers of the pipeline's context (pyopencl arrays'), each at a byte offset: `shape` (HxW or
+  // HxWxC) of `dtype` from one into the other.
+  void run_buffers(uintptr_t in, size_t in_offset, uintptr_t out, size_t out_offset,
+                   const std::vector<py::ssize_t>& shape, const py::dtype& dtype, int strip_rows,
+                   const py::object& progress) {
+    if (shape.size() != 2 && shape.size() != 3)
+      throw py::value_error("clfilter: expected an HxW or HxWxC array");
+    const clf::PixelType type = pixel_type(dtype);
+    for (py::ssize_t extent : shape)
+      if (extent < 1 || extent > INT32_MAX)
+        throw py::value_error("clfilter: cannot filter an array with an extent of " +
+                              std::to_string(extent));
+    const int h = int(shape[0]), w = int(shape[1]), c = shape.size() == 3 ? int(shape[2]) : 1;
+    const auto& device = pipeline_.devices().front();
+    const clf::DeviceImage source =
+        clf::DeviceImage::over(device, reinterpret_cast<cl_mem>(in), in_offset, w, h, c, type);
+    clf::DeviceImage target =
+        clf::DeviceImage::over(device, reinterpret_cast<cl_mem>(out), out_offset, w, h, c, type);
+    if (source.overlaps(target))
+      throw py::value_error("clfilter: out shares memory with the input; give another array");
+    const clf::RunOptions options = run_options(strip_rows, progress);
+    py::gil_scoped_release release;
+    stats_ = pipeline_.run(source, target, options);
+  }
+
+  uintptr_t context_handle() const {
+    return reinterpret_cast<uintptr_t>(pipeline_.device().context()());
   }
 
   std::pair<int, int> halo() const {
@@ -177,6 +312,7 @@ class PyPipeline {
     return names;
   }
   py::dict stats() const { return stats_dict(stats_); }
+  const std::shared_ptr<clf::Device>& device_ptr() const { return pipeline_.devices().front(); }
   std::vector<std::string> describe() const {
     std::vector<std::string> lines;
     for (size_t i = 0; i < pipeline_.size(); ++i) lines.push_back(pipeline_.filter(i).describe());
@@ -190,8 +326,27 @@ class PyPipeline {
   }
 
  private:
+  // Called on this thread (RunOptions' rule), between strips: the GIL for Python's callback and
+  // its pending signals; an exception (KeyboardInterrupt) ends the run, cancelled.
+  clf::RunOptions run_options(int strip_rows, const py::object& progress) {
+    clf::RunOptions options;
+    options.strip_rows = strip_rows;
+    options.profile = profile_;
+    // The callback by address (it outlives the run): copies of the function hold no reference
+    // that would be counted without the GIL.
+    options.progress = [callback = &progress](int done, int total) {
+      py::gil_scoped_acquire gil;
+      if (!callback->is_none()) (*callback)(done, total);
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    };
+    return options;
+  }
+
   clf::Pipeline pipeline_;
   clf::RunStats stats_;
+
+ public:
+  bool profile_ = false;  // collect device timings (stats()'s *_busy_ms)
 };
 
 py::list devices() {
@@ -317,13 +472,50 @@ PYBIND11_MODULE(_clfilter, m) {
         PyErr_SetString(PyExc_RuntimeError, e.what());
     }
   });
+  py::class_<PyDeviceImage>(m, "DeviceImage")
+      .def_property_readonly("shape",
+                             [](const PyDeviceImage& i) { return py::tuple(py::cast(i.shape())); })
+      .def_property_readonly("dtype", &PyDeviceImage::dtype)
+      .def_property_readonly("device", &PyDeviceImage::device)
+      .def_property_readonly("nbytes", &PyDeviceImage::nbytes)
+      .def_property_readonly("handles", &PyDeviceImage::handles)
+      .def("get", &PyDeviceImage::get, py::arg("out") = py::none())
+      .def("release", &PyDeviceImage::release);
+  m.def(
+      "to_device",
+      [](const py::array& array, const std::string& selector, uintptr_t context, uintptr_t device) {
+        const auto devices = devices_named(selector, context, device);
+        if (devices.size() != 1)
+          throw py::value_error("clfilter: a DeviceImage lives on one device ('" + selector +
+                                "' names " + std::to_string(devices.size()) + ")");
+        return PyDeviceImage::upload(array, devices.front());
+      },
+      py::arg("array"), py::arg("device") = "", py::arg("context") = 0, py::arg("cl_device") = 0);
+  m.def(
+      "context_handle",
+      [](const std::string& selector, uintptr_t context, uintptr_t device) {
+        const auto devices = devices_named(selector, context, device);
+        if (devices.size() != 1)
+          throw py::value_error("clfilter: '" + selector + "' names " +
+                                std::to_string(devices.size()) + " devices, not one");
+        const clf::Device& d = *devices.front();
+        return std::pair<uintptr_t, uintptr_t>(reinterpret_cast<uintptr_t>(d.context()()),
+                                               reinterpret_cast<uintptr_t>(d.device()()));
+      },
+      py::arg("device") = "", py::arg("context") = 0, py::arg("cl_device") = 0);
   py::class_<PyPipeline>(m, "Pipeline")
       .def(py::init<const std::vector<std::string>&, const std::string&,
-                    const std::vector<std::string>&>(),
+                    const std::vector<std::string>&, uintptr_t, uintptr_t>(),
            py::arg("specs"), py::arg("device") = "",
-           py::arg("plugin_dirs") = std::vector<std::string>{})
+           py::arg("plugin_dirs") = std::vector<std::string>{}, py::arg("context") = 0,
+           py::arg("cl_device") = 0)
       .def("run", &PyPipeline::run, py::arg("array"), py::arg("strip_rows") = 0,
            py::arg("progress") = py::none(), py::arg("out") = py::none())
+      .def("run_device", &PyPipeline::run_device, py::arg("image"), py::arg("strip_rows") = 0,
+           py::arg("progress") = py::none(), py::arg("out") = nullptr)
+      .def("run_buffers", &PyPipeline::run_buffers)
+      .def_property_readonly("context_handle", &PyPipeline::context_handle)
+      .def_readwrite("profile", &PyPipeline::profile_)
       .def_property_readonly("halo", &PyPipeline::halo)
       .def_property_readonly("borders", &PyPipeline::borders)
       .def_property_readonly("device", &PyPipeline::device_label)

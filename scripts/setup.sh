@@ -14,6 +14,7 @@ packages=(
   clang libclang-rt-14-dev clang-format
   python3 python3-dev pybind11-dev
   python3-numpy python3-pytest python3-dask python3-distributed python3-skimage python3-opencv
+  python3-pyopencl
 )
 missing=()
 for p in "${packages[@]}"; do

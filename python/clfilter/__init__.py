@@ -3,6 +3,8 @@
     import clfilter
     soft = clfilter.filter(photo, "gaussian:sigma=2")            # numpy in, numpy out
     edges = clfilter.filter(photo, ["gaussian:sigma=1", "sobel"])  # a chain, fused on the device
+    image = clfilter.to_device(photo)                              # stays on the device
+    soft = clfilter.Pipeline("gaussian:sigma=2")(image).get()      # one upload, one download
 
 Specs are the command line's (``clfilter --list-filters``, or ``clfilter.filters()``). Arrays are
 HxW or HxWxC; uint8, uint16, float16 and float32 are filtered as they are, other real types in
@@ -10,16 +12,21 @@ float32 (float64 and integers come back in their own type, bool as float32). Res
 input's shape and follow OpenCV (GaussianBlur, boxFilter, Sobel, filter2D). Bad specs raise
 ValueError naming the filter and parameter; device and build failures RuntimeError with the OpenCL
 error name; Ctrl-C during a run cancels it and raises KeyboardInterrupt. ``dask_filter`` runs a
-chain over a dask array, on one machine or a cluster.
+chain over a dask array, on one machine or a cluster; ``filter_files`` runs files through the
+command line's streaming engine. DeviceImage (``to_device``) and pyopencl arrays stay on the
+device between calls.
 """
 
+import collections
 import os
+import threading
 
 import numpy as np
 
 from . import _clfilter
 
-__all__ = ["filter", "filter_files", "Pipeline", "devices", "filters", "dask_filter"]
+__all__ = ["filter", "filter_files", "Pipeline", "DeviceImage", "to_device", "pyopencl_context",
+           "devices", "filters", "dask_filter"]
 
 # Types the device reads and writes as they are; every other real type is filtered in float32.
 _NATIVE = (np.uint8, np.uint16, np.float16, np.float32)
@@ -59,6 +66,96 @@ def _checked(array):
     return array.astype(np.float32), result
 
 
+def _device_args(device):
+    """``device`` as the core takes it: (selector, context, cl_device). A pyopencl Context (of one
+    device) or CommandQueue names a context made outside clfilter, which clfilter then uses."""
+    if device is None or isinstance(device, str):
+        return device or "", 0, 0
+    if type(device).__module__.startswith("pyopencl"):
+        context = getattr(device, "context", device)  # a CommandQueue's, or the Context itself
+        chosen = getattr(device, "device", None)
+        if chosen is None:
+            if len(context.devices) != 1:
+                raise ValueError("clfilter: the pyopencl context has %d devices; pass a "
+                                 "CommandQueue to say which one" % len(context.devices))
+            chosen = context.devices[0]
+        return "", context.int_ptr, chosen.int_ptr
+    raise TypeError("clfilter: device is a selector such as 'gpu', 'cpu' or '0:1', or a pyopencl "
+                    "Context or CommandQueue (got %s)" % type(device).__name__)
+
+
+def _is_pyopencl_array(value):
+    return type(value).__module__.startswith("pyopencl") and hasattr(value, "base_data")
+
+
+class DeviceImage:
+    """An image in one device's memory (``to_device``, or a Pipeline called on a DeviceImage).
+
+    A Pipeline called on it returns another DeviceImage, with nothing crossing the bus; ``get()``
+    brings it back as numpy. ``shape`` (HxW or HxWxC), ``dtype`` (uint8, uint16, float16 or
+    float32), ``device`` (its label) and ``nbytes`` are properties. It keeps its device open;
+    ``release()`` frees its memory at once (later use raises ValueError)."""
+
+    def __init__(self, image):
+        self._image = image
+
+    @property
+    def shape(self):
+        return self._image.shape
+
+    @property
+    def dtype(self):
+        return np.dtype(self._image.dtype)
+
+    @property
+    def device(self):
+        return self._image.device
+
+    @property
+    def nbytes(self):
+        return self._image.nbytes
+
+    def get(self, out=None):
+        """The image as a new numpy array, or written into ``out`` (C-contiguous, its shape and
+        dtype)."""
+        if out is not None:
+            if not isinstance(out, np.ndarray):
+                raise TypeError("clfilter: out must be a numpy array (got %s)" % type(out).__name__)
+            if out.shape != self.shape or out.dtype != self.dtype or not out.flags.c_contiguous \
+                    or not out.flags.writeable:
+                raise ValueError("clfilter: out must be a writeable C-contiguous array of shape %s "
+                                 "and dtype %s (got %s, %s)"
+                                 % (self.shape, self.dtype, out.shape, out.dtype))
+        return self._image.get(out)
+
+    def release(self):
+        self._image.release()
+
+    def __repr__(self):
+        try:
+            return "clfilter.DeviceImage(shape=%s, dtype=%s, device=%r)" % (
+                self.shape, self.dtype, self.device)
+        except ValueError:
+            return "clfilter.DeviceImage(released)"
+
+
+def to_device(array, device=None):
+    """``array`` (HxW or HxWxC) copied to the device as a DeviceImage. uint8, uint16, float16 and
+    float32 go as they are; other real types as float32 (as a Pipeline filters them). ``device``:
+    as Pipeline's (one device)."""
+    work, _ = _checked(array)
+    return DeviceImage(_clfilter.to_device(work, *_device_args(device)))
+
+
+def pyopencl_context(device=None):
+    """clfilter's OpenCL context for ``device`` as a ``pyopencl.Context``: arrays made in it go
+    through clfilter's Pipelines without a host copy (the other way round: build the Pipeline on
+    your own context, ``Pipeline(specs, device=queue_or_context)``)."""
+    import pyopencl
+    context, _ = _clfilter.context_handle(*_device_args(device))
+    return pyopencl.Context.from_int_ptr(context, retain=True)
+
+
 def _stored(result, dtype):
     """A float32 result in ``dtype``, as _checked's rule says."""
     if result.dtype == dtype:
@@ -76,17 +173,35 @@ class Pipeline:
     beyond each output pixel; ``borders`` each filter's border mode; ``stats()`` describes the last
     run. ``device``: "gpu", "cpu", "P:D" or part of a device name (default: CLF_DEVICE, else the
     first GPU, else the CPU); "all" or a list such as "cpu,cpu" spreads each image's strips over
-    several devices. ``plugin_dirs``: directories searched for filter plugins before
-    CLF_PLUGIN_PATH's and the installed ones."""
+    several devices. A pyopencl Context or CommandQueue: that context, shared with pyopencl.
+    ``plugin_dirs``: directories searched for filter plugins before CLF_PLUGIN_PATH's and the
+    installed ones.
+
+    Calls on numpy arrays read the array where it is (a copy only when it is not C-contiguous or
+    not a type the device takes) and write a new array (or ``out``); strip buffers stay allocated
+    for the next call of the same shape. The GIL is released while the device works. A Pipeline
+    serialises its own calls: threads take a Pipeline each (``filter()`` keeps one per thread)."""
 
     def __init__(self, specs, device=None, plugin_dirs=None):
         self.specs = _specs(specs)
         dirs = [str(d) for d in (plugin_dirs or [])]
-        self._pipeline = _clfilter.Pipeline(self.specs, device or "", dirs)
+        selector, context, cl_device = _device_args(device)
+        self._pipeline = _clfilter.Pipeline(self.specs, selector, dirs, context, cl_device)
 
     def __call__(self, array, strip_rows=0, progress=None, out=None):
-        """``array`` through the chain. The result has its shape and, by _checked's rule, its type;
-        ``out`` (an array of that shape and type, e.g. a numpy.memmap) receives it in place."""
+        """``array`` through the chain. A numpy array gives a numpy array of its shape and, by
+        _checked's rule, its type; ``out`` (an array of that shape and type, e.g. a numpy.memmap)
+        receives it in place. A DeviceImage gives a DeviceImage (into ``out``, a DeviceImage of its
+        shape, when given) and a pyopencl Array a pyopencl Array on its queue: nothing crosses the
+        bus."""
+        if isinstance(array, DeviceImage):
+            if out is not None and not isinstance(out, DeviceImage):
+                raise TypeError("clfilter: out for a DeviceImage is a DeviceImage (got %s)"
+                                % type(out).__name__)
+            return DeviceImage(self._pipeline.run_device(
+                array._image, strip_rows, progress, out._image if out is not None else None))
+        if _is_pyopencl_array(array):
+            return self._run_pyopencl(array, strip_rows, progress, out)
         work, dtype = _checked(array)
         if out is not None:
             if not isinstance(out, np.ndarray):
@@ -105,6 +220,34 @@ class Pipeline:
         if out is None:
             return result
         np.copyto(out, result)
+        return out
+
+    def _run_pyopencl(self, array, strip_rows, progress, out):
+        if array.context.int_ptr != self._pipeline.context_handle:
+            raise ValueError("clfilter: the pyopencl array is in another OpenCL context than this "
+                             "Pipeline's; build the Pipeline on it (Pipeline(specs, "
+                             "device=array.queue)) or make arrays in clfilter.pyopencl_context()")
+        if array.dtype.type not in _NATIVE or not array.dtype.isnative:
+            raise TypeError("clfilter: pyopencl arrays of uint8, uint16, float16 or float32 only "
+                            "(got %s)" % array.dtype)
+        if array.ndim not in (2, 3) or not array.flags.c_contiguous:
+            raise ValueError("clfilter: expected a C-contiguous HxW or HxWxC pyopencl array (got "
+                             "shape %s, strides %s)" % (array.shape, array.strides))
+        if out is None:
+            import pyopencl.array as cl_array
+            out = cl_array.empty(array.queue if array.queue is not None else array.context,
+                                 array.shape, array.dtype)
+        elif not _is_pyopencl_array(out) or out.shape != array.shape or out.dtype != array.dtype \
+                or not out.flags.c_contiguous or out.context.int_ptr != array.context.int_ptr:
+            raise ValueError("clfilter: out for a pyopencl array is a C-contiguous pyopencl array "
+                             "of its shape, dtype and context")
+        # clfilter's queues are not the array's: what is queued to write the input (or to read
+        # ``out``) finishes first. The call returns once the result is written.
+        for queued in (array, out):
+            if queued.queue is not None:
+                queued.queue.finish()
+        self._pipeline.run_buffers(array.base_data.int_ptr, array.offset, out.base_data.int_ptr,
+                                   out.offset, list(array.shape), array.dtype, strip_rows, progress)
         return out
 
     @property
@@ -131,10 +274,32 @@ class Pipeline:
         return "clfilter.Pipeline(%r, device=%r)" % (self.specs, built.device if built else None)
 
 
+# filter()'s pipelines, per thread: the last few chains stay built (programs, strip buffers).
+_recent = threading.local()
+_RECENT_CHAINS = 4
+
+
+def _recent_pipeline(specs, device, plugin_dirs):
+    args = _device_args(device)
+    key = (tuple(_specs(specs)), args, tuple(str(d) for d in (plugin_dirs or [])))
+    cache = getattr(_recent, "pipelines", None)
+    if cache is None:
+        cache = _recent.pipelines = collections.OrderedDict()
+    pipeline = cache.get(key)
+    if pipeline is None:
+        pipeline = Pipeline(specs, device, plugin_dirs)
+        cache[key] = pipeline
+        while len(cache) > _RECENT_CHAINS:
+            cache.popitem(last=False)
+    cache.move_to_end(key)
+    return pipeline
+
+
 def filter(array, specs, device=None, out=None, plugin_dirs=None):  # noqa: A001 - the verb
     """``array`` through one filter spec or a list of them; a new array of its shape and type
-    (see Pipeline for types, ``out`` and ``plugin_dirs``)."""
-    return Pipeline(specs, device, plugin_dirs)(array, out=out)
+    (see Pipeline for types, ``out``, ``plugin_dirs``, DeviceImages and pyopencl arrays). Each
+    thread keeps its last 4 chains built, so that repeated calls cost what a Pipeline's do."""
+    return _recent_pipeline(specs, device, plugin_dirs)(array, out=out)
 
 
 def filter_files(inputs, output_dir, specs, jobs=None, device=None, quality=None, compression=None,
