@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # On the GPU machine (a device run carrying .devdeps, after `source .devdeps/unpack.sh`): the Python
 # module built with that machine's python3 (pybind11's CMake package when .devdeps carries Debian's
-# pybind11-dev, else the headers torch ships there), the pytest suite on the GPU (scikit-image's photographs carried
-# as .devdeps/photos.npz), then bench/python_batch.py. Logs under $OUT.
+# pybind11-dev, else the headers torch ships there), the pytest suite on the GPU (scikit-image's
+# photographs carried as .devdeps/photos.npz), then bench/python_batch.py and bench/python_call.py.
+# Logs under $OUT.
 set -uo pipefail
 out=${OUT:-out/device}
 mkdir -p "$out"
@@ -21,3 +22,4 @@ export PYTHONPATH=$PWD/build-py/python CLF_PHOTOS=$PWD/.devdeps/photos.npz
 "$py" -m pytest -q tests/python 2>&1 | tee "$out/pytest.log" | tail -5
 "$py" bench/python_batch.py --photos "$CLF_PHOTOS" --files "${CLF_BATCH_FILES:-48}" --workers "${CLF_BATCH_WORKERS:-8}" \
   | tee "$out/python_batch.txt"
+"$py" bench/python_call.py --photos "$CLF_PHOTOS" | tee "$out/python_call.txt"
