@@ -294,6 +294,7 @@ class PyPipeline {
     const clf::RunOptions options = run_options(strip_rows, progress);
     py::gil_scoped_release release;
     stats_ = pipeline_.run(source, target, options);
+    source.wait();  // pyopencl's queues know nothing of clfilter's events: done before returning
   }
 
   uintptr_t context_handle() const {

@@ -149,3 +149,38 @@ TEST_CASE("an image of another Device or context is refused by name; an adopted 
   CHECK_THROWS_WITH(clf::Device::adopt(device->context()(), nullptr),
                     Catch::Contains("null OpenCL context or device"));
 }
+
+TEST_CASE("runs on device images are queued, and each waits for what was queued on its images") {
+  // Pipelines of their own (queues of their own), ping-ponging between two images without a wait
+  // on the host: every run must see the one before it complete (read after write), and must not
+  // overwrite an image a queued run still reads (write after read).
+  const auto device = test::device();
+  const clf::Image host = test::random_image(256, 190, 3, clf::PixelType::u8, 21);
+  const std::vector<std::string> specs = {"gaussian:sigma=3", "median:ksize=5", "sobel",
+                                          "box:radius=4"};
+  std::vector<clf::Pipeline> pipelines;
+  for (const auto& s : specs) pipelines.push_back(chain_on(device, {s}));
+  clf::Image expect = host, expect_side;
+  clf::DeviceImage a(device, 256, 190, 3, clf::PixelType::u8), b, side;
+  a.write(host);
+  clf::RunOptions o;
+  o.strip_rows = 16;  // several strips a run
+  for (int round = 0; round < 3; ++round)
+    for (size_t i = 0; i < pipelines.size(); ++i) {
+      pipelines[i].run(a, b, o);
+      // While that may still run: a's reader must finish before this run overwrites a.
+      pipelines[(i + 1) % pipelines.size()].run(b, side, o);
+      pipelines[(i + 2) % pipelines.size()].run(side, a, o);
+      expect = test::run_chain({specs[i]}, expect, o);
+      expect_side = test::run_chain({specs[(i + 1) % specs.size()]}, expect, o);
+      expect = test::run_chain({specs[(i + 2) % specs.size()]}, expect_side, o);
+    }
+  CHECK(test::identical(side.read(), expect_side));
+  a.wait();
+  CHECK(test::identical(a.read(), expect));
+  // Profiled runs wait, so that their timings can be read.
+  o.profile = true;
+  const clf::RunStats stats = pipelines[0].run(a, b, o);
+  CHECK(stats.profiled);
+  CHECK(stats.compute_busy_ms > 0);
+}

@@ -1,14 +1,21 @@
 // DeviceImage: an image in one device's memory, read and written in place by Pipeline::run.
 #include "clf/device_image.hpp"
 
+#include <algorithm>
+#include <mutex>
+
 #include "clf/error.hpp"
 
 namespace clf {
 
-// The buffer: one the device allocated (counted against its budget), or one made elsewhere.
+// The buffer: one the device allocated (counted against its budget), or one made elsewhere; and
+// the commands queued on it: its last write, and the reads queued since.
 struct DeviceImage::Storage {
   DeviceBuffer owned;
   cl::Buffer adopted;
+  std::mutex mutex;
+  cl::Event written;
+  std::vector<cl::Event> readers;
   const cl::Buffer& get() const { return owned ? owned.get() : adopted; }
 };
 
@@ -87,16 +94,65 @@ void check_same_shape(const DeviceImage& device, const Image& host, const char* 
 
 void DeviceImage::write(const Image& from) {
   check_same_shape(*this, from, "DeviceImage::write");
-  cl_check(device_->host_queue().enqueueWriteBuffer(buffer(), CL_TRUE, offset_, byte_size(),
-                                                    from.data()),
-           "clEnqueueWriteBuffer", "device image");
+  std::vector<cl::Event> after = before_write();
+  cl::Event done;
+  cl_check(
+      device_->host_queue().enqueueWriteBuffer(buffer(), CL_TRUE, offset_, byte_size(), from.data(),
+                                               after.empty() ? nullptr : &after, &done),
+      "clEnqueueWriteBuffer", "device image");
+  record_write(done);
 }
 
 void DeviceImage::read(Image& to) const {
   check_same_shape(*this, to, "DeviceImage::read");
-  cl_check(
-      device_->host_queue().enqueueReadBuffer(buffer(), CL_TRUE, offset_, byte_size(), to.data()),
-      "clEnqueueReadBuffer", "device image");
+  std::vector<cl::Event> after = before_read();
+  cl_check(device_->host_queue().enqueueReadBuffer(buffer(), CL_TRUE, offset_, byte_size(),
+                                                   to.data(), after.empty() ? nullptr : &after),
+           "clEnqueueReadBuffer", "device image");
+}
+
+void DeviceImage::wait() const {
+  std::vector<cl::Event> pending = before_write();
+  if (!pending.empty())
+    cl_check(cl::Event::waitForEvents(pending), "clWaitForEvents", "commands on a device image");
+}
+
+std::vector<cl::Event> DeviceImage::before_read() const {
+  buffer();  // an empty image is refused
+  std::lock_guard<std::mutex> lock(storage_->mutex);
+  if (!storage_->written()) return {};
+  return {storage_->written};
+}
+
+std::vector<cl::Event> DeviceImage::before_write() const {
+  buffer();
+  std::lock_guard<std::mutex> lock(storage_->mutex);
+  std::vector<cl::Event> after = storage_->readers;
+  if (storage_->written()) after.push_back(storage_->written);
+  return after;
+}
+
+void DeviceImage::record_read(const cl::Event& done) const {
+  buffer();
+  std::lock_guard<std::mutex> lock(storage_->mutex);
+  // Reads already complete need no waiting for: the list stays as long as the reads in flight.
+  auto& r = storage_->readers;
+  r.erase(std::remove_if(r.begin(), r.end(),
+                         [](const cl::Event& e) {
+                           cl_int status = CL_QUEUED;
+                           return e.getInfo(CL_EVENT_COMMAND_EXECUTION_STATUS, &status) ==
+                                      CL_SUCCESS &&
+                                  status == CL_COMPLETE;
+                         }),
+          r.end());
+  r.push_back(done);
+}
+
+void DeviceImage::record_write(const cl::Event& done) const {
+  buffer();
+  std::lock_guard<std::mutex> lock(storage_->mutex);
+  storage_->written = done;
+  storage_->readers.clear();  // the write waited for them
 }
 
 Image DeviceImage::read() const {

@@ -125,6 +125,12 @@ class Run {
   // Rows were taken from the source: a run that fails now cannot be retried from row 0 unless the
   // whole input is in memory.
   bool source_used() const { return source_used_; }
+  bool resident() const { return in_ == Transport::resident; }
+  // Device images: the run's last command, which whatever uses them next waits for.
+  void record_resident(const cl::Event& last) {
+    ends_.device_in->record_read(last);
+    ends_.device_out->record_write(last);
+  }
   // No host work per strip on either side: the device orders slot reuse by itself.
   bool device_ordered() const {
     return (in_ == Transport::pinned || in_ == Transport::resident) &&
@@ -292,6 +298,10 @@ void Run::enqueue_upload(StripCommands& strip, Slot& slot) {
   const Range fresh = strip.fresh;
   const size_t offset = row_bytes * size_t(fresh.begin - strip.upload.begin);
   if (slot.downloaded()) strip.ready.push_back(slot.downloaded);  // its download buffer is free
+  if (in_ == Transport::resident && strip.index == lane_) {       // what was queued on the images
+    for (const auto& e : ends_.device_in->before_read()) strip.ready.push_back(e);
+    for (const auto& e : ends_.device_out->before_write()) strip.ready.push_back(e);
+  }
   if (in_ == Transport::in_place || in_ == Transport::resident || fresh.size() == 0) return;
   const void* from =
       in_ == Transport::pinned ? ends_.in->row(fresh.begin) : slot.staging_in.data + offset;
@@ -631,6 +641,7 @@ class Scheduler {
 
  private:
   Run& lane(int index) { return *lanes_[size_t(index) % lanes_.size()]; }
+  void run_queued_only();
   void run_ordered_by_device();
   void run_with_landing_thread();
   void landing_thread();
@@ -651,6 +662,7 @@ class Scheduler {
 };
 
 void Scheduler::run() {
+  if (lanes_.size() == 1 && lanes_.front()->resident()) return run_queued_only();
   bool device_ordered = true;
   for (auto& run : lanes_) device_ordered = device_ordered && run->device_ordered();
   if (device_ordered)
@@ -681,6 +693,23 @@ void Scheduler::run_ordered_by_device() {
   }
   finish_all();
   if (error) std::rethrow_exception(error);
+}
+
+void Scheduler::run_queued_only() {
+  // Device images: every strip queued and none waited for (progress counts queued strips); the
+  // images record the last command, for what uses them next. Profiling waits, to read timings.
+  Landing last;
+  try {
+    for (int i = 0; i < strips_; ++i) {
+      last = lane(i).issue_strip(i);
+      if (options_.progress) options_.progress(i + 1, strips_);
+    }
+  } catch (...) {
+    finish_all();
+    throw;
+  }
+  lanes_.front()->record_resident(last.downloaded);
+  if (options_.profile) finish_all();
 }
 
 void Scheduler::landing_thread() {

@@ -11,8 +11,10 @@ namespace clf {
 
 // Rows of interleaved channels in a device buffer, as clf::Image holds them on the host. A
 // Pipeline run from one DeviceImage to another reads and writes the buffers in place: nothing
-// crosses the bus. Copies share the buffer (a handle, like cl::Buffer); the Device lives as long
-// as an image on it does.
+// crosses the bus, and the run returns once its commands are queued. Each image keeps the events
+// of the commands that write and read it, and whatever uses it next waits for them on the device:
+// a later run, write() and read() (which return when done), or wait(). Copies share the buffer
+// and its events (a handle, like cl::Buffer); the Device lives as long as an image on it does.
 class DeviceImage {
  public:
   DeviceImage() = default;
@@ -26,10 +28,22 @@ class DeviceImage {
   static DeviceImage over(std::shared_ptr<Device> device, cl_mem buffer, size_t offset, int width,
                           int height, int channels, PixelType type);
 
-  // Blocking copies between the whole image and host memory of the same shape and type.
+  // Blocking copies between the whole image and host memory of the same shape and type, after
+  // the commands queued on the image.
   void write(const Image& from);
   void read(Image& to) const;
   Image read() const;
+  // Returns once every command queued on the image (writing or reading it) has run; throws
+  // Error(device) naming the OpenCL error when one failed.
+  void wait() const;
+
+  // For the streamer (and any code that queues its own commands on the buffer): what a command
+  // must wait for before it reads the image (its last write) or writes it (its last write and
+  // the reads since), and how to record a command that did.
+  std::vector<cl::Event> before_read() const;
+  std::vector<cl::Event> before_write() const;
+  void record_read(const cl::Event& done) const;
+  void record_write(const cl::Event& done) const;
 
   Device& device() const;
   const std::shared_ptr<Device>& device_ptr() const { return device_; }

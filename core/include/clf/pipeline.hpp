@@ -34,7 +34,8 @@ struct RunOptions {
   // upload buffer, instead of crossing the bus again, when they are at least this many bytes
   // (below that, resending them costs less than the ordering it adds). Needs slots >= 2.
   uint64_t device_halo_copy_bytes = 256 << 10;
-  // Called after strips land, always on the thread that called run(), with done rising to total.
+  // Called after strips land (device images: once they are queued), always on the thread that
+  // called run(), with done rising to total.
   std::function<void(int done, int total)> progress;
   // set -> stop at the next strip (CPU devices: at the next filter), Error(cancelled)
   const std::atomic<bool>* cancel = nullptr;
@@ -85,10 +86,12 @@ class Pipeline {
   // with other vertical borders, a wrap chain's one strip is the whole image.
   RunStats run(RowSource& source, RowSink& sink, const RunOptions& options = {});
   // Runs the chain from one image in device memory to another on the same device: kernels read
-  // `in` and write `out` in place, and nothing crosses the bus. `out` is (re)allocated on that
-  // device unless it has in's shape and type and does not overlap it. Output is bit-identical to
-  // the host run(). One device only: a pipeline over several, or an image on another Device (a
-  // context of its own), is refused (Error(usage)).
+  // `in` and write `out` in place, and nothing crosses the bus. Returns once the commands are
+  // queued (progress counts queued strips): they wait on the device for what was queued on the
+  // images before, and whatever uses the images next waits for them (DeviceImage). `out` is
+  // (re)allocated on that device unless it has in's shape and type and does not overlap it.
+  // Output is bit-identical to the host run(). One device only: a pipeline over several, or an
+  // image on another Device (a context of its own), is refused (Error(usage)).
   RunStats run(const DeviceImage& in, DeviceImage& out, const RunOptions& options = {});
 
  private:
