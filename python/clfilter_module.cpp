@@ -170,6 +170,7 @@ py::dict stats_dict(const clf::RunStats& s) {
   d["bytes_downloaded"] = s.bytes_downloaded;
   d["device_bytes_peak"] = s.device_bytes_peak;
   d["zero_copy"] = s.zero_copy;
+  d["host_enqueue_ms"] = s.host_enqueue_ms;
   d["profiled"] = s.profiled;
   d["upload_busy_ms"] = s.upload_busy_ms;
   d["compute_busy_ms"] = s.compute_busy_ms;

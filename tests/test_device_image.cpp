@@ -184,3 +184,29 @@ TEST_CASE("runs on device images are queued, and each waits for what was queued 
   CHECK(stats.profiled);
   CHECK(stats.compute_busy_ms > 0);
 }
+
+TEST_CASE("buffers of device images gone are reused, after the commands still queued on them") {
+  const auto device = test::device();
+  const clf::Image host = test::random_image(300, 200, 1, clf::PixelType::f32, 31);
+  const clf::Image other = test::random_image(300, 200, 1, clf::PixelType::f32, 32);
+  const std::vector<std::string> chain = {"gaussian:sigma=4", "median:ksize=5"};
+  const clf::Image expect = test::run_chain(chain, host);
+  clf::Pipeline p = chain_on(device, chain);
+  clf::DeviceImage out;
+  cl_mem was = nullptr;
+  {
+    clf::DeviceImage in(device, 300, 200, 1, clf::PixelType::f32);
+    in.write(host);
+    p.run(in, out);  // queued: it may still read `in` when `in` goes
+    was = in.buffer()();
+  }
+  clf::DeviceImage reused(device, 300, 200, 1, clf::PixelType::f32);
+  CHECK(reused.buffer()() == was);
+  reused.write(other);  // waits for the queued run's reads of the old image
+  CHECK(test::identical(out.read(), expect));
+  CHECK(test::identical(reused.read(), other));
+  // The pool stays small: images made and dropped leave at most a few buffers behind.
+  const uint64_t before = device->bytes_in_use();
+  for (int i = 0; i < 12; ++i) clf::DeviceImage(device, 100 + i, 100, 1, clf::PixelType::f32);
+  CHECK(device->bytes_in_use() <= before + 4 * 111 * 100 * sizeof(float));
+}

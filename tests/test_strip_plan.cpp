@@ -107,6 +107,10 @@ TEST_CASE("the strip height: the caller's, else 4 MiB per strip, the largest tha
   // At least 2 strips on GPUs, 4 on CPUs, for small images too.
   CHECK(choose_strips({stage(1, 1)}, image, false, false, true, 0, 3, all).rows == 25);
   CHECK(choose_strips({stage(1, 1)}, image, false, false, false, 0, 3, all).rows == 13);
+  // Device images on GPUs (in place): 256 MiB of float planes, one strip where that is the image.
+  CHECK(choose_strips({stage(1, 1)}, big, true, false, true, 0, 3, all).rows == 4096);
+  const clf::ImageShape huge{16384, 16384, 1, clf::PixelType::u8};
+  CHECK(choose_strips({stage(1, 1)}, huge, true, false, true, 0, 3, all).rows == 4096);
   // A budget: the largest height whose slots fit, then fewer slots rather than none.
   const uint64_t room = 3 * StripPlan({stage(1, 1)}, big, 300, false).slot_bytes();
   auto budget = [&](const StripPlan& p, int slots) { return uint64_t(slots) * p.slot_bytes() <= room; };

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -215,6 +216,12 @@ struct Device::Impl {
   std::map<std::string, cl::Program> programs;
   size_t programs_built = 0;
   std::atomic<uint64_t> in_use{0}, peak{0};
+  struct Recycled {
+    DeviceBuffer buffer;
+    std::vector<cl::Event> pending;
+  };
+  std::mutex recycled_mutex;
+  std::deque<Recycled> recycled;  // the most recent last
 
   cl::Program try_disk_cache(const std::string& key, const std::string& options);
   void store_in_disk_cache(const std::string& key, const cl::Program& program);
@@ -297,7 +304,34 @@ std::shared_ptr<Device> Device::make(const DeviceInfo& info, const cl::Device& d
 }
 
 Device::Device(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Device::~Device() = default;
+Device::~Device() { impl_->recycled.clear(); }  // while the counts they give back still exist
+
+DeviceBuffer Device::reuse(size_t bytes, std::vector<cl::Event>& pending) {
+  std::lock_guard<std::mutex> lock(impl_->recycled_mutex);
+  auto& r = impl_->recycled;
+  for (auto it = r.rbegin(); it != r.rend(); ++it)
+    if (it->buffer.bytes() == bytes) {
+      DeviceBuffer found = std::move(it->buffer);
+      pending = std::move(it->pending);
+      r.erase(std::next(it).base());
+      return found;
+    }
+  return {};
+}
+
+void Device::recycle(DeviceBuffer buffer, std::vector<cl::Event> pending) {
+  const uint64_t most = impl_->info.global_mem_bytes / recycled_share;
+  if (buffer.bytes() > most) return;  // released here
+  std::lock_guard<std::mutex> lock(impl_->recycled_mutex);
+  auto& r = impl_->recycled;
+  r.push_back({std::move(buffer), std::move(pending)});
+  uint64_t total = 0;
+  for (const auto& e : r) total += e.buffer.bytes();
+  while (r.size() > size_t(recycled_buffers) || total > most) {
+    total -= r.front().buffer.bytes();
+    r.pop_front();  // released; OpenCL frees it once its queued commands have run
+  }
+}
 const DeviceInfo& Device::info() const { return impl_->info; }
 const cl::Context& Device::context() const { return impl_->context; }
 const cl::Device& Device::device() const { return impl_->device; }

@@ -10,13 +10,20 @@ namespace clf {
 
 // The buffer: one the device allocated (counted against its budget), or one made elsewhere; and
 // the commands queued on it: its last write, and the reads queued since.
+// An owned buffer goes back to its device when the last image over it does, with those commands.
 struct DeviceImage::Storage {
+  std::shared_ptr<Device> device;
   DeviceBuffer owned;
   cl::Buffer adopted;
   std::mutex mutex;
   cl::Event written;
   std::vector<cl::Event> readers;
   const cl::Buffer& get() const { return owned ? owned.get() : adopted; }
+  ~Storage() {
+    if (!owned) return;
+    if (written()) readers.push_back(written);
+    device->recycle(std::move(owned), std::move(readers));
+  }
 };
 
 namespace {
@@ -36,7 +43,11 @@ DeviceImage::DeviceImage(std::shared_ptr<Device> device, int width, int height, 
                                       " channels (at most " + std::to_string(max_image_channels) +
                                       ")");
   storage_ = std::make_shared<Storage>();
-  storage_->owned = device_->alloc(bytes, "device image");
+  storage_->device = device_;
+  // A buffer of an image gone, if one has this size: its commands still queued are waited for
+  // as reads (before the first write).
+  storage_->owned = device_->reuse(bytes, storage_->readers);
+  if (!storage_->owned) storage_->owned = device_->alloc(bytes, "device image");
 }
 
 DeviceImage DeviceImage::over(std::shared_ptr<Device> device, cl_mem buffer, size_t offset,
@@ -69,6 +80,7 @@ DeviceImage DeviceImage::over(std::shared_ptr<Device> device, cl_mem buffer, siz
   DeviceImage image;
   image.device_ = std::move(device);
   image.storage_ = std::make_shared<Storage>();
+  image.storage_->device = image.device_;
   image.storage_->adopted = adopted;
   image.offset_ = offset;
   image.width_ = width;

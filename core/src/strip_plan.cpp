@@ -160,11 +160,16 @@ StripChoice choose_strips(const std::vector<StageShape>& stages, const ImageShap
     // 4 MiB of pixels as transferred, at least 2 strips (a strip costs ~6 commands of host time;
     // the last strip's transfer and compute overlap nothing). CPUs: 4 MiB of the float planes the
     // kernels work on, at least 4 strips, so that a strip's planes stay in the caches between
-    // passes (both measured: the H100, PoCL here).
-    const uint64_t row_bytes =
-        gpu ? image.row_bytes() : uint64_t(image.width) * image.channels * sizeof(float);
-    const int by_bytes = int(std::max<uint64_t>(1, (uint64_t(4) << 20) / row_bytes));
-    const int min_strips = std::min(gpu ? 2 : 4, height);
+    // passes (both measured: the H100, PoCL here). GPUs in place (device images): nothing to
+    // overlap, so strips of 256 MiB of float planes, one where that is the image: every strip
+    // costs launches and computes its halo rows again.
+    const bool resident = gpu && in_place;
+    const uint64_t row_bytes = gpu && !resident
+                                   ? image.row_bytes()
+                                   : uint64_t(image.width) * image.channels * sizeof(float);
+    const int by_bytes =
+        int(std::max<uint64_t>(1, (uint64_t(resident ? 256 : 4) << 20) / row_bytes));
+    const int min_strips = std::min(resident ? 1 : gpu ? 2 : 4, height);
     const int strips = std::max((height + by_bytes - 1) / by_bytes, min_strips);
     // At least 4 times the chain's halo rows on GPUs, twice on CPUs: each strip computes its halo
     // rows again (a row pass, the multirate blur's coarse rows), so a strip as short as its halo

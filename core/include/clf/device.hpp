@@ -213,7 +213,15 @@ class Device {
   static std::shared_ptr<Device> make(const DeviceInfo& info, const cl::Device& device,
                                       const cl::Context& context, const DeviceOptions& options);
   friend class DeviceBuffer;
+  friend class DeviceImage;
   friend struct detail::DeviceTesting;
+  // The buffers of device images gone, kept for the next image of their size (as CuPy's pool
+  // keeps them: allocating and freeing device memory costs more than a small image's kernels),
+  // with the commands still queued on them. At most recycled_buffers of them, and at most
+  // 1/recycled_share of the device's memory; still counted in bytes_in_use.
+  static constexpr int recycled_buffers = 4, recycled_share = 16;
+  DeviceBuffer reuse(size_t bytes, std::vector<cl::Event>& pending);
+  void recycle(DeviceBuffer buffer, std::vector<cl::Event> pending);
   void on_release(size_t bytes);
   std::unique_ptr<Impl> impl_;
 };
