@@ -9,15 +9,19 @@ and clfilter.filter_files over the same files with as many job threads (the comm
 engine: decoding, device work and encoding in strips on C++ threads), where it is built.
 
 The photographs are scikit-image's (or the same arrays from --photos NPZ), resized to 3840x2160 and
-written as JPEG (quality 95) into a temporary folder. Prints one line per method and the ratios, and
-checks that clfilter's output agrees with OpenCV's (at most 1 level apart on u8).
+written as JPEG (quality 95) into a temporary folder. The methods run in turn, --rounds times over;
+each line gives a method's median wall time and the process's CPU seconds (every thread's) in that
+run: where the CPUs are saturated, CPU seconds bound what any overlap can win. Prints the ratios of
+the medians, and checks that clfilter's output agrees with OpenCV's (at most 1 level apart on u8).
 
-    python3 bench/python_batch.py [--files 32] [--workers 8] [--sigma 3] [--photos photos.npz]
+    python3 bench/python_batch.py [--files 32] [--workers 8] [--sigma 3] [--rounds 3]
+                                  [--photos photos.npz]
 """
 
 import argparse
 import concurrent.futures as futures
 import os
+import statistics
 import tempfile
 import threading
 import time
@@ -87,9 +91,19 @@ def run(files, filt, workers, out_folder):
 
     with futures.ThreadPoolExecutor(workers) as pool:
         list(pool.map(one, files[:workers]))  # warm: programs built, pools started, caches filled
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         list(pool.map(one, files))
-        return time.perf_counter() - start
+        return time.perf_counter() - start, time.process_time() - cpu
+
+
+def run_files(files, spec, workers, out_folder):
+    clfilter.filter_files(files[:workers], out_folder, spec, jobs=workers)  # warm
+    start, cpu = time.perf_counter(), time.process_time()
+    results = clfilter.filter_files(files, out_folder, spec, jobs=workers)
+    wall = time.perf_counter() - start, time.process_time() - cpu
+    if not all(r["written"] for r in results):
+        raise SystemExit("filter_files: " + "; ".join(r["error"] for r in results if r["error"]))
+    return wall
 
 
 def main():
@@ -97,6 +111,7 @@ def main():
     parser.add_argument("--files", type=int, default=32)
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--sigma", type=float, default=3.0)
+    parser.add_argument("--rounds", type=int, default=1, help="runs of each method, in turn")
     parser.add_argument("--photos", help="an .npz of photographs (when scikit-image is absent)")
     args = parser.parse_args()
 
@@ -114,24 +129,24 @@ def main():
               % (clfilter.Pipeline("gaussian:sigma=1").device, args.files, args.sigma, args.workers,
                  os.cpu_count()))
         print("clfilter vs cv2.GaussianBlur on one file: max difference %d level(s)" % agree)
-        times = {}
-        for name, filt in found.items():
-            out = os.path.join(folder, "out_" + name)
-            os.mkdir(out)
-            times[name] = run(files, filt, args.workers, out)
-            print("%-9s %7.2f s  %6.1f files/s" % (name, times[name], args.files / times[name]))
+        runs = {name: [] for name in found}
+        spec = "gaussian:sigma=%g" % args.sigma
         if hasattr(clfilter._clfilter, "filter_files"):
-            out = os.path.join(folder, "out_files")
-            os.mkdir(out)
-            spec = "gaussian:sigma=%g" % args.sigma
-            clfilter.filter_files(files[:args.workers], out, spec, jobs=args.workers)  # warm
-            start = time.perf_counter()
-            results = clfilter.filter_files(files, out, spec, jobs=args.workers)
-            times["filter_files"] = time.perf_counter() - start
-            if not all(r["written"] for r in results):
-                raise SystemExit("filter_files: " + "; ".join(r["error"] for r in results if r["error"]))
-            print("%-9s %7.2f s  %6.1f files/s" % ("filter_files", times["filter_files"],
-                                                   args.files / times["filter_files"]))
+            runs["filter_files"] = []
+        for name in runs:
+            os.mkdir(os.path.join(folder, "out_" + name))
+        for _ in range(args.rounds):
+            for name in runs:
+                out = os.path.join(folder, "out_" + name)
+                runs[name].append(run_files(files, spec, args.workers, out) if name == "filter_files"
+                                  else run(files, found[name], args.workers, out))
+        times = {}
+        for name, measured in runs.items():
+            times[name] = statistics.median(wall for wall, _ in measured)
+            cpu = statistics.median(cpu for _, cpu in measured)
+            print("%-12s %7.2f s  %6.1f files/s  %7.2f CPU s" % (name, times[name],
+                                                              args.files / times[name], cpu))
+        if "filter_files" in times:
             print("filter_files is %.2fx the clfilter loop" % (times["clfilter"] / times["filter_files"]))
         for name in ("cv2", "cupyx"):
             if name in times:

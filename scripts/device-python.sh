@@ -20,6 +20,6 @@ rm -rf build-py; cmake -S . -B build-py -DCMAKE_BUILD_TYPE=Release -DCLF_BUILD_C
 export PYTHONPATH=$PWD/build-py/python CLF_PHOTOS=$PWD/.devdeps/photos.npz
 "$py" -c "import clfilter; print(clfilter.Pipeline('sobel').device)"
 "$py" -m pytest -q tests/python 2>&1 | tee "$out/pytest.log" | tail -5
-"$py" bench/python_batch.py --photos "$CLF_PHOTOS" --files "${CLF_BATCH_FILES:-48}" --workers "${CLF_BATCH_WORKERS:-8}" \
+"$py" bench/python_batch.py --photos "$CLF_PHOTOS" --files "${CLF_BATCH_FILES:-48}" --workers "${CLF_BATCH_WORKERS:-8}" --rounds 3 \
   | tee "$out/python_batch.txt"
 "$py" bench/python_call.py --photos "$CLF_PHOTOS" | tee "$out/python_call.txt"
