@@ -21,7 +21,6 @@
 
 #include "batch.hpp"
 #include "clf/clf.hpp"
-#include "clf/plugin.hpp"
 #include "io_module.hpp"
 #include "jobs.hpp"
 #include "jpeg_io.hpp"
@@ -558,7 +557,8 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (o.version) {
-    std::cout << "clfilter " << CLF_VERSION << " (plugin ABI " << clf::plugin_abi_version << ")\n";
+    std::cout << "clfilter " << CLF_VERSION << " (plugin ABI " << clf::Registry::abi_version()
+              << ")\n";
     return 0;
   }
   if (o.list_devices) {

@@ -38,5 +38,12 @@ if echo '#include <clf/clf.hpp>' | "${CXX:-c++}" -std=c++17 -E -Icore/include -x
   echo "check-style: <clf/clf.hpp> includes Boost (only clf/plugin.hpp may)"
   status=1
 fi
+# Boost.DLL stays with the plugins: only plugin sources, their tests and registry.cpp include
+# clf/plugin.hpp.
+if git grep -l -E '#include [<"]clf/plugin\.hpp[>"]' -- '*.cpp' '*.hpp' |
+  grep -v -E '^(plugins|samples/(plugin|dog)|tests/plugins)/|^core/src/registry\.cpp$|^tests/test_plugins\.cpp$'; then
+  echo "check-style: the files above include clf/plugin.hpp (Boost.DLL); only plugins may"
+  status=1
+fi
 [ "$status" = 0 ] && echo "check-style: clean"
 exit "$status"

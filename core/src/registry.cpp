@@ -119,6 +119,8 @@ class PluginFactory final : public FilterFactory {
 };
 }  // namespace
 
+int Registry::abi_version() { return plugin_abi_version; }
+
 std::string Registry::default_plugin_dir() {
   // <libdir>/clfilter/plugins beside libclfilter: the install tree, and the build tree's mirror.
   const fs::path lib = boost::dll::this_line_location();

@@ -36,6 +36,9 @@ class Registry {
   const std::vector<std::string>& searched_dirs() const { return searched_; }
 
   static std::string default_plugin_dir();
+  // The plugin ABI version this core loads (clf::plugin_abi_version, without clf/plugin.hpp's
+  // Boost.DLL).
+  static int abi_version();
 
  private:
   struct Impl;
