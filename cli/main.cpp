@@ -24,10 +24,12 @@
 #include "io_module.hpp"
 #include "jobs.hpp"
 #include "jpeg_io.hpp"
+#include "options.hpp"
 #include "row_files.hpp"
 
 namespace {
 
+using clf::cli::Options;
 std::atomic<bool> interrupted{false};
 
 // SIGINT, SIGTERM and SIGHUP are blocked in every thread from the first line of main (threads
@@ -58,233 +60,8 @@ void check_interrupted(const std::string& where) {
   if (interrupted) throw clf::Error(clf::ErrorKind::cancelled, "interrupted " + where);
 }
 
-const char* const usage_text =
-    R"(usage: clfilter IN OUT --filter NAME[:key=value,...] [--filter ...] [options]
-       clfilter IN... --output-dir DIR --filter ... [--jobs N]
-       clfilter IN_PATTERN OUT_PATTERN --frames LIST --filter ...
-       clfilter --list-filters [NAME] | --list-devices | --help | --version
-
-Runs OpenCL image filters over IN and writes OUT (any format OpenImageIO reads and
-writes: EXR, PNG, TIFF, JPEG, ...). Filters apply in the order given, fused on the
-device. Files stream through in strips: memory stays at a few strips whatever
-the image size. OUT keeps IN's pixel type, channels and metadata; it is written
-to a temporary file and renamed, so a failed run never leaves a partial OUT, and
-IN == OUT is safe.
-
-Batches (one process, the device opened once, pipelines kept warm):
-  -o, --output-dir DIR     every argument is an input, written to DIR/<its name>
-  --frames LIST            IN and OUT are frame patterns (# = 4 digits, @ = 1 digit,
-                           %04d); LIST is 1-100, 1-100x5 (every 5th) or 1,5,9
-  -j, --jobs N             files in flight (default: one per core, at most 4)
-                           A file that fails is named and the others go on (exit 1).
-
-Filters (see --list-filters for every parameter):
-  -f, --filter SPEC        NAME or NAME:key=value,key=value
-                             --filter gaussian:sigma=2
-                             --filter gaussian:sigma=60,method=fast
-                             --filter sobel:mode=x,ksize=5
-                             --filter box:radius=3,border=wrap
-                             --filter 'convolve:kernel=0,-1,0;-1,5,-1;0,-1,0'
-                           Borders (every filter): border=replicate|reflect|
-                           reflect101|wrap|constant (default reflect101, as OpenCV)
-
-Device:
-  --device SEL             gpu, cpu, P:D (platform:device index from --list-devices)
-                           or part of a device name; env CLF_DEVICE. Default: the
-                           first GPU, else the CPU (PoCL). Several: a comma-separated
-                           list, or all (every GPU, else every device). A batch gives
-                           each device whole files; one file sends its strips to
-                           each device in turn.
-  --variant tiled|direct   kernel variant. tiled: 2-D windows are staged in local
-                           memory, separable filters run in one pass that keeps its
-                           row results there; direct: global-memory reads, separable
-                           filters in two passes. Default per device, as measured:
-                           GPUs direct 2-D and tiled separable, CPUs direct;
-                           env CLF_VARIANT
-  --tile WxH[/G]           tiled: W x H outputs per work-group of G work-items; direct
-                           on GPUs: H rows of 4 outputs per work-item, G per group.
-                           W a multiple of 4. Default 248x4/64; env CLF_TILE
-
-Streaming:
-  --strip-rows N           rows per strip (default: 4 MiB of pixels on GPUs, of
-                           float planes on CPUs, at least 4x the chain's halo
-                           on GPUs, 2x on CPUs, within the memory budget)
-  --slots N                strips in flight, ring of N buffers (default 3)
-  --queues 1|3             3 = separate upload/compute/download queues (default);
-                           1 = one in-order queue, for comparison
-  --max-device-memory SZ   device memory budget, e.g. 64M, 2G (default: half the
-                           device's memory)
-  --zero-copy on|off       on CPU devices, kernels read and write the images in
-                           place instead of copying strips (default on)
-
-Output and diagnostics:
-  --quality N              JPEG (and WebP, HEIF) quality 1-100 (default: a JPEG
-                           input's own, estimated from its quantization tables,
-                           else 98). JPEGs are written baseline: a progressive
-                           encoder would hold every coefficient of the image
-  --compression NAME       the output's compression as oiiotool names it: zip,
-                           piz, dwaa, lzw, none, jpeg:85, ... (default: the
-                           input's); goes through OpenImageIO (--io oiio)
-  --io auto|oiio           auto (default): JPEG to JPEG through libjpeg-turbo alone,
-                           0.4 s sooner (no OpenImageIO to load), same pixels,
-                           metadata segments copied byte for byte; every other
-                           file through OpenImageIO. oiio: every file through it
-  --stats                  print wall time, per-queue busy time and overlap ratio
-  --trace FILE.json        write a Chrome trace-event file (open in ui.perfetto.dev)
-  --plugin-dir DIR         load plugins from DIR first (repeatable); also env
-                           CLF_PLUGIN_PATH (colon list)
-  -v, --verbose            print the device, each filter as built, the strip layout
-  -q, --quiet              print nothing but errors and warnings of what the output
-                           loses (parts, MIP levels, channels)
-  -h, --help               this text
-  --version                print the version
-
-Exit status: 0 done, 1 failed (file, device, plugin), 2 bad command line,
-130 interrupted (Ctrl-C, SIGTERM: OUT is left exactly as it was).
-
-Examples:
-  clfilter photo.png edges.png --filter sobel
-  clfilter in.exr out.exr -f gaussian:sigma=2 -f sobel -f box:radius=1 --stats
-  clfilter big.tif big.tif --filter gaussian:sigma=8 --device cpu --max-device-memory 64M
-  clfilter shots/*.jpg --output-dir soft/ -f gaussian:sigma=3 --jobs 2
-  clfilter 'plate.#.exr' 'plate_dx.#.exr' --frames 1001-1100 -f sobel:mode=x
-)";
-
-struct Options {
-  std::vector<std::string> positional, filters, plugin_dirs;
-  std::string device, variant, tile, trace, output_dir, frames, io = "auto";
-  std::string variant_from = "--variant", tile_from = "--tile";  // named in errors
-  clf::Environment env;  // read once, in main's thread, before any other
-  int jobs = 0;          // 0: one per core, at most 4
-  std::optional<std::string> list_filters;
-  clf::OutputOptions output;
-  bool list_devices = false, help = false, version = false, stats = false, quiet = false,
-       verbose = false;
-  clf::RunOptions run;
-};
-
 clf::Error usage_error(const std::string& message) {
   return clf::Error(clf::ErrorKind::usage, message);
-}
-
-int parse_int(const std::string& option, const std::string& value, int min, int max) {
-  char* end = nullptr;
-  errno = 0;
-  const long v = std::strtol(value.c_str(), &end, 10);
-  if (value.empty() || *end || errno || v < min || v > max)
-    throw usage_error(option + " expects a whole number in [" + std::to_string(min) + ", " +
-                      std::to_string(max) + "] (got '" + value + "')");
-  return int(v);
-}
-
-uint64_t parse_size(const std::string& option, const std::string& value) {
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(value.c_str(), &end);
-  std::string unit = end ? end : "";
-  double scale = 1;
-  if (unit == "K" || unit == "k" || unit == "KiB")
-    scale = 1024.0;
-  else if (unit == "M" || unit == "m" || unit == "MiB")
-    scale = 1024.0 * 1024;
-  else if (unit == "G" || unit == "g" || unit == "GiB")
-    scale = 1024.0 * 1024 * 1024;
-  else if (!unit.empty())
-    scale = 0;
-  if (value.empty() || errno || scale == 0 || !(v > 0) || v * scale > 1e15)
-    throw usage_error(option + " expects a size such as 64M or 2G (got '" + value + "')");
-  // Below 1 MiB no strip of any useful image fits: refused here, not after the file is opened.
-  if (v * scale < 1024.0 * 1024)
-    throw usage_error(option + " " + value + " is " + std::to_string(uint64_t(v * scale)) +
-                      " bytes; the smallest budget is 1M (e.g. 64M, 2G; a unit K, M or G)");
-  return uint64_t(v * scale);
-}
-
-Options parse_args(int argc, char** argv) {
-  Options o;
-  // The environment gives defaults; the command line overrides them.
-  o.env = clf::read_environment();
-  o.device = o.env.device;
-  if (!o.env.variant.empty()) o.variant = o.env.variant, o.variant_from = "CLF_VARIANT";
-  if (!o.env.tile.empty()) o.tile = o.env.tile, o.tile_from = "CLF_TILE";
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i], value;
-    bool has_inline = false;
-    if (arg.rfind("--", 0) == 0)
-      if (auto eq = arg.find('='); eq != std::string::npos) {
-        value = arg.substr(eq + 1);
-        arg = arg.substr(0, eq);
-        has_inline = true;
-      }
-    auto next = [&]() -> std::string {
-      if (has_inline) return value;
-      if (i + 1 >= argc) throw usage_error(arg + " needs a value (see --help)");
-      return argv[++i];
-    };
-    if (arg == "-f" || arg == "--filter")
-      o.filters.push_back(next());
-    else if (arg == "--device")
-      o.device = next();
-    else if (arg == "--plugin-dir")
-      o.plugin_dirs.push_back(next());
-    else if (arg == "--variant")
-      o.variant = next(), o.variant_from = "--variant";
-    else if (arg == "--tile")
-      o.tile = next(), o.tile_from = "--tile";
-    else if (arg == "--strip-rows")
-      o.run.strip_rows = parse_int(arg, next(), 1, 1 << 30);
-    else if (arg == "--slots")
-      o.run.slots = parse_int(arg, next(), 1, 64);
-    else if (arg == "--queues") {
-      o.run.queues = parse_int(arg, next(), 1, 3);
-      if (o.run.queues == 2) throw usage_error("--queues expects 1 or 3 (got 2)");
-    } else if (arg == "--quality") {
-      o.output.quality = parse_int(arg, next(), 1, 100);
-    } else if (arg == "--compression") {
-      o.output.compression = next();
-    } else if (arg == "--max-device-memory")
-      o.run.max_device_memory = parse_size(arg, next());
-    else if (arg == "--zero-copy") {
-      const std::string v = next();
-      if (v != "on" && v != "off")
-        throw usage_error("--zero-copy expects on or off (got '" + v + "')");
-      o.run.zero_copy = v == "on";
-    } else if (arg == "--io") {
-      o.io = next();
-      if (o.io != "auto" && o.io != "oiio")
-        throw usage_error("--io expects auto or oiio (got '" + o.io + "')");
-    } else if (arg == "--stats")
-      o.stats = true;
-    else if (arg == "--trace")
-      o.trace = next();
-    else if (arg == "-o" || arg == "--output-dir")
-      o.output_dir = next();
-    else if (arg == "--frames")
-      o.frames = next();
-    else if (arg == "-j" || arg == "--jobs")
-      o.jobs = parse_int(arg, next(), 1, 256);
-    else if (arg == "--list-filters") {
-      o.list_filters = "";
-      if (has_inline)
-        o.list_filters = value;
-      else if (i + 1 < argc && argv[i + 1][0] != '-')
-        o.list_filters = argv[++i];
-    } else if (arg == "--list-devices")
-      o.list_devices = true;
-    else if (arg == "-q" || arg == "--quiet")
-      o.quiet = true;
-    else if (arg == "-v" || arg == "--verbose")
-      o.verbose = true;
-    else if (arg == "-h" || arg == "--help")
-      o.help = true;
-    else if (arg == "--version")
-      o.version = true;
-    else if (arg.size() > 1 && arg[0] == '-')
-      throw usage_error("unknown option '" + arg + "' (see --help)");
-    else
-      o.positional.push_back(arg);
-  }
-  return o;
 }
 
 void print_filters(const clf::Registry& registry, const std::string& only) {
@@ -310,6 +87,21 @@ void print_filters(const clf::Registry& registry, const std::string& only) {
   if (factories.empty())
     for (const auto& d : registry.searched_dirs()) std::cout << " " << d;
   if (factories.empty()) std::cout << "\n";
+}
+
+// The words a shell offers after `previous` (scripts/clfilter-completion.bash), one line.
+void print_completion(const clf::Registry& registry, const std::string& previous) {
+  const std::string words = clf::cli::completion_words(previous);
+  if (words == "@filters") {
+    for (const auto& f : registry.factories()) std::cout << f->name() << " ";
+  } else if (words == "@devices") {
+    std::cout << "gpu cpu all";
+    for (const auto& d : clf::list_devices())
+      std::cout << " " << d.platform_index << ":" << d.device_index;
+  } else {
+    std::cout << words;
+  }
+  std::cout << "\n";
 }
 
 void report_plugin_issues(const clf::Registry& registry, bool quiet) {
@@ -551,9 +343,9 @@ int run_batch(const Options& o, const clf::Registry& registry,
 }
 
 int run(int argc, char** argv) {
-  Options o = parse_args(argc, argv);
+  Options o = clf::cli::parse_args(argc, argv);
   if (o.help) {
-    std::cout << usage_text;
+    std::cout << clf::cli::usage_text();
     return 0;
   }
   if (o.version) {
@@ -575,6 +367,10 @@ int run(int argc, char** argv) {
   check_interrupted("while loading plugins");
   if (o.list_filters) {
     print_filters(registry, *o.list_filters);
+    return 0;
+  }
+  if (o.complete) {
+    print_completion(registry, *o.complete);
     return 0;
   }
   const std::vector<clf::FileJob> jobs = clf::plan_jobs(o.positional, o.output_dir, o.frames);

@@ -162,6 +162,46 @@ TEST_CASE("help, version and listings teach and exit 0") {
   CHECK_THAT(devices.out, Contains(clf::list_devices()[0].name));
 }
 
+TEST_CASE("--help and the shell's completion come from one option table") {
+  const std::string help = clfilter("--help").out;
+  const Result all = clfilter("--complete -");
+  REQUIRE(all.code == 0);
+  std::istringstream names(all.out);
+  int count = 0;
+  for (std::string name; names >> name; ++count) {
+    INFO(name);
+    CHECK_THAT(help, Contains("  " + name) || Contains(", " + name));
+    CHECK(name.rfind("--", 0) == 0);
+  }
+  CHECK(count >= 24);  // every option, --io, --quality and --compression among them
+  CHECK_THAT(all.out, Contains("--io") && Contains("--quality") && Contains("--compression") &&
+                          !Contains("--complete"));
+  CHECK(clfilter("--complete --variant").out == "tiled direct\n");
+  CHECK(clfilter("--complete --zero-copy").out == "on off\n");
+  CHECK_THAT(clfilter("--complete -f").out, Contains("gaussian") && Contains("median"));
+  CHECK_THAT(clfilter("--complete --device").out, Contains("gpu cpu all 0:0"));
+  CHECK(clfilter("--complete --output-dir").out == "@directories\n");
+  CHECK(clfilter("--complete --slots").out == "@none\n");
+  CHECK(clfilter("--complete photo.png").out == "\n");  // then the shell offers files
+  // The bash script over those words, as bash runs it.
+  const std::string script = std::string(CLF_TEST_SOURCE_DIR) + "/../scripts/clfilter-completion.bash";
+  const std::string bin = fs::path(CLF_TEST_CLI).parent_path().string();
+  auto complete = [&](const std::string& words, int at) {
+    const std::string cmd = "PATH='" + bin + "':$PATH bash -c 'source \"" + script +
+                            "\"; COMP_WORDS=(" + words + "); COMP_CWORD=" + std::to_string(at) +
+                            "; _clfilter; echo \"${COMPREPLY[*]}\"' > '" +
+                            (scratch() / "completion.txt").string() + "'";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    return slurp(scratch() / "completion.txt");
+  };
+  CHECK(complete("clfilter --qua", 1) == "--quality\n");
+  CHECK(complete("clfilter -f gau", 2) == "gaussian\n");
+  CHECK(complete("clfilter --io o", 2) == "oiio\n");
+  // Values are parsed as declared: a flag takes none, a choice is one of its words.
+  CHECK_THAT(clfilter("--stats=yes").err, Contains("--stats takes no value (got 'yes')"));
+  CHECK_THAT(clfilter("--io=fast").err, Contains("--io expects auto or oiio (got 'fast')"));
+}
+
 TEST_CASE("OpenImageIO is loaded only by jobs that need it, as the dynamic loader reports") {
   // Evidence from outside clfilter: glibc's loader lists every library it opens (LD_DEBUG=files),
   // whatever clfilter itself says about it.
