@@ -152,6 +152,39 @@ TEST_CASE("bilateral: every layout and 1-row strips within float rounding", "[la
   }
 }
 
+TEST_CASE("unsharp in the blur's single pass equals the blur and the combine, every layout",
+          "[layout]") {
+  // The composed result (direct: two blur passes, then the combine) against each layout, the
+  // tiled and blocked single passes fusing the rule into the blur's stores; strips of one row
+  // give each layout's whole-image bits. Thresholds where the rule leaves pixels as they are.
+  for (const int channels : {1, 3}) {
+    const clf::Image in = test::random_image(83, 29, channels, clf::PixelType::f32, 17);
+    for (const char* spec : {"unsharp:sigma=2,amount=1.5", "unsharp:sigma=3,amount=0.7,threshold=0.05",
+                             "unsharp:sigma=1.2,amount=2,border=wrap"}) {
+      clf::Image want;
+      {
+        test::VariantScope scope(clf::Variant::direct, 1);
+        want = test::run_chain({spec}, in);
+      }
+      int fused = 0;
+      for (const auto& layout : test::layouts()) {
+        INFO(spec << " x" << channels << " " << layout.name);
+        test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows,
+                                 layout.columns_first);
+        clf::Pipeline p(test::device());
+        p.add(test::registry(), spec);
+        fused += p.filter(0).describe().find("in the blur's pass") != std::string::npos;
+        const clf::Image whole = test::run_chain({spec}, in);
+        CHECK(largest_difference(whole, want) <= 1e-5);
+        clf::RunOptions strips;
+        strips.strip_rows = 1;
+        CHECK(test::identical(test::run_chain({spec}, in, strips), whole));
+      }
+      CHECK(fused >= 2);  // the tiled rows-first and columns-first passes at least
+    }
+  }
+}
+
 TEST_CASE("non-linear filters fuse in chains: the chain equals its filters one after another") {
   const clf::Image in = test::random_image(64, 37, 3, clf::PixelType::f32, 21);
   const std::vector<std::string> chain = {

@@ -297,6 +297,11 @@ std::string Correlation::describe() const {
 SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<float>& kx,
                                            const std::vector<float>& ky, float delta,
                                            const std::string& name)
+    : SeparableCorrelation(device, kx, ky, delta, name, "") {}
+
+SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<float>& kx,
+                                           const std::vector<float>& ky, float delta,
+                                           const std::string& name, const std::string& epilogue)
     : two_pass_(kx.size() * ky.size() > max_taps_single_pass),
       rx_(int(kx.size() / 2)),
       ry_(int(ky.size() / 2)) {
@@ -326,7 +331,9 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
     one_pass_tiling_ = fit_separable_tiling(fit, device.info().local_mem_bytes,
                                             device.info().max_work_group_size, ry_);
   }
-  const std::string literal_radii = "-D RX=" + std::to_string(rx) + " -D RY=" + std::to_string(ry_);
+  const std::string literal_radii = "-D RX=" + std::to_string(rx) +
+                                    " -D RY=" + std::to_string(ry_) +
+                                    (epilogue.empty() ? "" : " -D CLF_EPILOGUE");
   // Weights by value where the literal radii size their structs and both fit the arguments.
   const bool literal_by_value =
       tuning.taps_by_value && KernelWeights::fit_by_value(kx.size() + ky.size());
@@ -335,6 +342,7 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
     one_pass_wx_ = KernelWeights(device, kx, by_value, name + " row weights");
     one_pass_wy_ = KernelWeights(device, ky, by_value, name + " column weights");
     two_pass_ = false;
+    fused_ = !epilogue.empty();
   };
   if (one_pass_tiling_.variant == Variant::tiled && !any_radius_ && choose_columns(device)) {
     const std::string options = literal_radii +
@@ -342,8 +350,9 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
                                 " -D CLF_CW=" + std::to_string(columns_width_) +
                                 " -D CLF_CTH=" + std::to_string(columns_tile_rows_) +
                                 (literal_by_value ? " -D CLF_TAPS_BY_VALUE" : "");
-    cl::Kernel kernel = device.kernel(
-        device.build("clf_correlate", "", options, Helpers::correlate), "clf_separable_columns");
+    cl::Kernel kernel =
+        device.kernel(device.build("clf_correlate", epilogue, options, Helpers::correlate),
+                      "clf_separable_columns");
     if (kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device.device()) >= columns_items()) {
       take(kernel, literal_by_value);
       return;
@@ -360,8 +369,10 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
       int& rows = one_pass_tiling_.group_rows;
       rows = rows >= 4 ? rows / 4 * 4 : std::min(rows, 2);
     }
-    const std::string radii =
-        tiled && any_radius_ ? "-D RX=rx -D RY=ry -D CLF_SEPARABLE_ANY" : literal_radii;
+    const std::string radii = tiled && any_radius_
+                                  ? "-D RX=rx -D RY=ry -D CLF_SEPARABLE_ANY" +
+                                        std::string(epilogue.empty() ? "" : " -D CLF_EPILOGUE")
+                                  : literal_radii;
     const bool by_value = literal_by_value && !any_radius_;
     const std::string options = radii + " -D CLF_SEPARABLE" +
                                 (tiled ? " -D LX=" + std::to_string(t.group_width) +
@@ -369,7 +380,7 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
                                              " -D TH=" + std::to_string(t.tile_height)
                                        : t.defines()) +
                                 (by_value ? " -D CLF_TAPS_BY_VALUE" : "");
-    one_pass_ = device.kernel(device.build("clf_correlate", "", options, Helpers::correlate),
+    one_pass_ = device.kernel(device.build("clf_correlate", epilogue, options, Helpers::correlate),
                               tiled ? "clf_separable_tiled" : "clf_separable_blocked");
     const size_t limit = one_pass_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device.device());
     if (limit >= size_t(t.group_width) * size_t(t.group_rows)) {

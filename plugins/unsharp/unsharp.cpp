@@ -1,21 +1,42 @@
 // unsharp: out = in + amount * (in - gaussian(in, sigma)), the difference left out where it is
-// under `threshold` (OpenImageIO's unsharp_mask rule), composed as a plugin author would: the
-// core's Gaussian (clf::gaussian_taps, clf::gaussian_radius) into a temp plane, then a kernel of
-// its own (samples/dog is the out-of-tree version of the pattern).
+// under `threshold` (OpenImageIO's unsharp_mask rule), built on the core's Gaussian
+// (clf::gaussian_taps, clf::gaussian_radius). Where the blur runs as one pass, the rule is its
+// epilogue (SeparableCorrelation's): each output leaves the blur's kernel sharpened, and the image
+// is read and written once. Elsewhere (two passes, small windows), as a plugin author would compose
+// it: the blur into a temp plane, then a kernel of its own (samples/dog is the out-of-tree
+// version of that pattern).
 #include <clf/correlate.hpp>
 #include <clf/filter.hpp>
 #include <clf/plugin.hpp>
+#include <cstring>
 
 #include "unsharp_kernels.hpp"  // unsharp_unsharp_cl
 
 namespace {
 using namespace clf;
 
+// A float as an OpenCL C expression of exactly its bits.
+std::string float_bits(float v) {
+  uint32_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  return "as_float(" + std::to_string(bits) + "u)";
+}
+
+// The rule as the blur's epilogue: `center` is the input pixel, `sum` the blurred one.
+std::string epilogue(float amount, float threshold) {
+  return "float4 clf_epilogue(float4 sum, float4 center) {\n"
+         "  const float4 d = center - sum;\n"
+         "  return select(center + " +
+         float_bits(amount) + " * d, center, isless(fabs(d), (float4)(" + float_bits(threshold) +
+         ")));\n}\n";
+}
+
 class Unsharp : public Filter {
  public:
   Unsharp(Device& device, double sigma, float amount, float threshold, Border border)
       : blur_(device, gaussian_taps(sigma, gaussian_radius(sigma)),
-              gaussian_taps(sigma, gaussian_radius(sigma)), 0.f, "unsharp_blur"),
+              gaussian_taps(sigma, gaussian_radius(sigma)), 0.f, "unsharp_blur",
+              epilogue(amount, threshold)),
         amount_(amount),
         threshold_(threshold),
         border_(border),
@@ -23,9 +44,10 @@ class Unsharp : public Filter {
                               "unsharp_combine")) {}
   Halo halo() const override { return blur_.halo(); }
   Border border() const override { return border_; }
-  // The blur's own temp planes first (its row pass), then one for the blurred image.
-  int temp_planes() const override { return blur_.temp_planes() + 1; }
+  // Composed: the blur's own temp planes first (its row pass), then one for the blurred image.
+  int temp_planes() const override { return blur_.temp_planes() + (blur_.fused() ? 0 : 1); }
   void enqueue(Stage& stage) override {
+    if (blur_.fused()) return blur_.enqueue(stage, stage.input(), stage.output());
     const Plane& blurred = stage.temp(blur_.temp_planes());
     blur_.enqueue(stage, stage.input(), blurred);
     KernelArgs(kernel_) << stage.input() << blurred << stage.output() << stage.width()
@@ -35,7 +57,10 @@ class Unsharp : public Filter {
                              size_t(stage.channels())),
                  cl::NDRange(64, 1, 1), "unsharp_combine");
   }
-  std::string describe() const override { return "unsharp mask, blur " + blur_.describe(); }
+  std::string describe() const override {
+    return std::string("unsharp mask") + (blur_.fused() ? " in the blur's pass" : "") + ", blur " +
+           blur_.describe();
+  }
 
  private:
   SeparableCorrelation blur_;

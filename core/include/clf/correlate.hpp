@@ -126,6 +126,14 @@ class SeparableCorrelation {
  public:
   SeparableCorrelation(Device& device, const std::vector<float>& kx, const std::vector<float>& ky,
                        float delta, const std::string& name);
+  // With an epilogue: OpenCL C that defines float4 clf_epilogue(float4 sum, float4 center), which
+  // a single pass applies to each 4 outputs, with the input's pixels at their places, before it
+  // stores them (the unsharp mask: one pass over the image instead of a blur and a combine).
+  // fused() says whether it was taken: the two-pass and the small 2-D paths leave the sums as
+  // they are, and the caller then applies its step itself.
+  SeparableCorrelation(Device& device, const std::vector<float>& kx, const std::vector<float>& ky,
+                       float delta, const std::string& name, const std::string& epilogue);
+  bool fused() const { return fused_; }
   void enqueue(const Stage& stage) const { enqueue(stage, stage.input(), stage.output()); }
   // Into any plane of dst.width x dst.rows (a temp plane of the stage, say): src valid over
   // halo(); uses the stage's temp(0) when two_pass (never src or dst, which must differ).
@@ -156,6 +164,7 @@ class SeparableCorrelation {
   size_t columns_items() const;  // work-items of a columns-first group
   float delta_ = 0.f;
   std::string name_;
+  bool fused_ = false;
 };
 
 // Large 2-D windows by FFT, overlap-save: the input cut into blocks of fft_block_side(rx) x
