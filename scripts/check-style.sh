@@ -25,13 +25,17 @@ if awk 'length > 100 { printf "%s:%d: %d columns\n", FILENAME, FNR, length; foun
   echo "check-style: lines over 100 columns"
   status=1
 fi
-# A function: a line at column 0 that opens a body ("...) {" or "...) const {"), to the "}" at
-# column 0 that closes it.
-if awk 'FNR == 1 { start = 0 }
-        /^[A-Za-z].*\)( const)?( noexcept)?( override)? \{$/ || /^[A-Za-z].*\) : .*\{$/ { start = FNR; name = $0 }
-        /^\}/ && start { if (FNR - start - 1 > 80) { printf "%s:%d: %d lines: %s\n", FILENAME, start, FNR - start - 1, name; found = 1 } start = 0 }
-        END { exit !found }' $(git ls-files 'core/src/*.cpp'); then
-  echo "check-style: functions over 80 lines in core/src"
+# A function: its signature starts at column 0 (an identifier, then "(" on that line; it may wrap
+# over several lines, with a constructor's initialisers), its body opens at the first line that
+# ends with "{" and closes at the "}" at column 0. A body on the signature's line ("{}", "{ ... }")
+# ends it.
+if awk 'FNR == 1 { sig = 0; body = 0 }
+        !body && !sig && /^[A-Za-z].*\(/ && !/;$/ { sig = FNR; name = $0 }
+        sig && !body && (/;$/ || /\}$/) { sig = 0; next }
+        sig && !body && /\{$/ { body = FNR }
+        /^\}/ && body { if (FNR - body - 1 > 80) { printf "%s:%d: %d lines: %s\n", FILENAME, sig, FNR - body - 1, name; found = 1 } sig = 0; body = 0 }
+        END { exit !found }' $(git ls-files 'core/src/*.cpp' 'cli/*.cpp' 'plugins/*/*.cpp'); then
+  echo "check-style: functions over 80 lines"
   status=1
 fi
 if echo '#include <clf/clf.hpp>' | "${CXX:-c++}" -std=c++17 -E -Icore/include -x c++ - | grep -q '/boost/'; then

@@ -308,22 +308,32 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
   if (kx.size() % 2 == 0 || ky.size() % 2 == 0)
     throw Error(ErrorKind::usage, name + ": separable kernels must have odd sizes");
   check_correlation_range(name, weights_l1(kx) * weights_l1(ky), delta);
-  const int rx = rx_;
   delta_ = delta;
   name_ = name;
-  const Tuning& tuning = device.tuning();
-  forced_steps_ = tuning.separable_steps;
+  forced_steps_ = device.tuning().separable_steps;
   min_groups_ = 4 * std::max(1, device.info().compute_units);
-  const Tiling blocked = choose_tiling(device, rx, ry_);
+  // The paths, first that applies: one pass columns first, one tiled or blocked pass, then the
+  // two passes (or, for a kernel small enough, one 2-D pass over the outer product).
+  const Tuning fit = plan_single_pass(device);
+  const Taps taps{kx, ky, epilogue};
+  if (take_columns(device, taps) || take_single_pass(device, taps, fit)) return;
+  make_passes(device, kx, ky);
+}
+
+// Which single pass a kernel too large for one 2-D pass may take (one_pass_tiling_; none when it
+// is small enough, or the tuning wants two passes), and the tuning the tiled pass is fitted with.
+Tuning SeparableCorrelation::plan_single_pass(const Device& device) {
+  const Tuning& tuning = device.tuning();
   Tuning fit = tuning;  // the tiled pass's fit, with the tile rows for its radii
+  const Tiling blocked = choose_tiling(device, rx_, ry_);
   if (two_pass_ && blocked.blocked() && tuning.separable_rows > 0 &&
-      std::max(rx, ry_) <= std::min(tuning.separable_max_radius, 12)) {
+      std::max(rx_, ry_) <= std::min(tuning.separable_max_radius, 12)) {
     one_pass_tiling_ = blocked;
     one_pass_tiling_.tile_height = tuning.separable_rows;
   } else if (two_pass_ && tuning.separable_variant == Variant::tiled) {
     // Radii as arguments: one program per tile shape, its rows of work-items a multiple of 4
     // (or 1 or 2) so that the shapes are few.
-    any_radius_ = tuning.radius_arg_above >= 0 && std::max(rx, ry_) > tuning.radius_arg_above;
+    any_radius_ = tuning.radius_arg_above >= 0 && std::max(rx_, ry_) > tuning.radius_arg_above;
     if (!any_radius_ && tuning.separable_literal_tile_rows > 0)
       fit.separable_tile_rows = tuning.separable_literal_tile_rows;
     if (any_radius_ && tuning.separable_arg_block_rows > 0)
@@ -331,81 +341,99 @@ SeparableCorrelation::SeparableCorrelation(Device& device, const std::vector<flo
     one_pass_tiling_ = fit_separable_tiling(fit, device.info().local_mem_bytes,
                                             device.info().max_work_group_size, ry_);
   }
-  const std::string literal_radii = "-D RX=" + std::to_string(rx) +
-                                    " -D RY=" + std::to_string(ry_) +
-                                    (epilogue.empty() ? "" : " -D CLF_EPILOGUE");
-  // Weights by value where the literal radii size their structs and both fit the arguments.
-  const bool literal_by_value =
-      tuning.taps_by_value && KernelWeights::fit_by_value(kx.size() + ky.size());
-  auto take = [&](cl::Kernel kernel, bool by_value) {
-    one_pass_ = std::move(kernel);
-    one_pass_wx_ = KernelWeights(device, kx, by_value, name + " row weights");
-    one_pass_wy_ = KernelWeights(device, ky, by_value, name + " column weights");
-    two_pass_ = false;
-    fused_ = !epilogue.empty();
-  };
-  if (one_pass_tiling_.variant == Variant::tiled && !any_radius_ && choose_columns(device)) {
-    const std::string options = literal_radii +
-                                " -D CLF_SEPARABLE -D TH=" + std::to_string(columns_rows_) +
-                                " -D CLF_CW=" + std::to_string(columns_width_) +
-                                " -D CLF_CTH=" + std::to_string(columns_tile_rows_) +
-                                (literal_by_value ? " -D CLF_TAPS_BY_VALUE" : "");
-    cl::Kernel kernel =
-        device.kernel(device.build("clf_correlate", epilogue, options, Helpers::correlate),
-                      "clf_separable_columns");
-    if (kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device.device()) >= columns_items()) {
-      take(kernel, literal_by_value);
-      return;
-    }
+  return fit;
+}
+
+std::string SeparableCorrelation::radii_options(const Taps& taps) const {
+  return (any_radius_ ? "-D RX=rx -D RY=ry -D CLF_SEPARABLE_ANY"
+                      : "-D RX=" + std::to_string(rx_) + " -D RY=" + std::to_string(ry_)) +
+         (taps.epilogue.empty() ? "" : " -D CLF_EPILOGUE");
+}
+
+// Weights by value where the literal radii size their structs and both fit the arguments.
+bool SeparableCorrelation::literal_by_value(const Device& device, const Taps& taps) const {
+  return device.tuning().taps_by_value && !any_radius_ &&
+         KernelWeights::fit_by_value(taps.kx.size() + taps.ky.size());
+}
+
+void SeparableCorrelation::take(Device& device, cl::Kernel kernel, const Taps& taps,
+                                bool by_value) {
+  one_pass_ = std::move(kernel);
+  one_pass_wx_ = KernelWeights(device, taps.kx, by_value, name_ + " row weights");
+  one_pass_wy_ = KernelWeights(device, taps.ky, by_value, name_ + " column weights");
+  two_pass_ = false;
+  fused_ = !taps.epilogue.empty();
+}
+
+bool SeparableCorrelation::take_columns(Device& device, const Taps& taps) {
+  if (one_pass_tiling_.variant != Variant::tiled || any_radius_ || !choose_columns(device))
+    return false;
+  const bool by_value = literal_by_value(device, taps);
+  const std::string options = radii_options(taps) +
+                              " -D CLF_SEPARABLE -D TH=" + std::to_string(columns_rows_) +
+                              " -D CLF_CW=" + std::to_string(columns_width_) +
+                              " -D CLF_CTH=" + std::to_string(columns_tile_rows_) +
+                              (by_value ? " -D CLF_TAPS_BY_VALUE" : "");
+  cl::Kernel kernel =
+      device.kernel(device.build("clf_correlate", taps.epilogue, options, Helpers::correlate),
+                    "clf_separable_columns");
+  if (kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device.device()) < columns_items()) {
     columns_width_ = 0;  // more work-items than its registers allow: rows first
+    return false;
   }
+  take(device, kernel, taps, by_value);
+  return true;
+}
+
+bool SeparableCorrelation::take_single_pass(Device& device, const Taps& taps, const Tuning& fit) {
   // A tile's work-items must fit one group: registers can lower a kernel's limit below the
   // device's, and then the tile is fitted again under the kernel's own limit.
   for (int attempt = 0; attempt < 2; ++attempt) {
     const Tiling& t = one_pass_tiling_;
     const bool tiled = t.variant == Variant::tiled;
-    if (!tiled && !t.blocked()) break;
+    if (!tiled && !t.blocked()) return false;
     if (tiled && any_radius_) {
       int& rows = one_pass_tiling_.group_rows;
       rows = rows >= 4 ? rows / 4 * 4 : std::min(rows, 2);
     }
-    const std::string radii = tiled && any_radius_
-                                  ? "-D RX=rx -D RY=ry -D CLF_SEPARABLE_ANY" +
-                                        std::string(epilogue.empty() ? "" : " -D CLF_EPILOGUE")
-                                  : literal_radii;
-    const bool by_value = literal_by_value && !any_radius_;
-    const std::string options = radii + " -D CLF_SEPARABLE" +
+    const bool by_value = literal_by_value(device, taps);
+    const std::string options = radii_options(taps) + " -D CLF_SEPARABLE" +
                                 (tiled ? " -D LX=" + std::to_string(t.group_width) +
                                              " -D LY=" + std::to_string(t.group_rows) +
                                              " -D TH=" + std::to_string(t.tile_height)
                                        : t.defines()) +
                                 (by_value ? " -D CLF_TAPS_BY_VALUE" : "");
-    one_pass_ = device.kernel(device.build("clf_correlate", epilogue, options, Helpers::correlate),
-                              tiled ? "clf_separable_tiled" : "clf_separable_blocked");
-    const size_t limit = one_pass_.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device.device());
+    cl::Kernel kernel =
+        device.kernel(device.build("clf_correlate", taps.epilogue, options, Helpers::correlate),
+                      tiled ? "clf_separable_tiled" : "clf_separable_blocked");
+    const size_t limit = kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device.device());
     if (limit >= size_t(t.group_width) * size_t(t.group_rows)) {
-      take(one_pass_, by_value);
-      return;
+      take(device, kernel, taps, by_value);
+      return true;
     }
-    one_pass_ = cl::Kernel();
     one_pass_tiling_ =
         tiled ? fit_separable_tiling(fit, device.info().local_mem_bytes, limit, ry_) : Tiling{};
   }
+  return false;
+}
+
+void SeparableCorrelation::make_passes(Device& device, const std::vector<float>& kx,
+                                       const std::vector<float>& ky) {
   if (two_pass_) {
-    passes_.emplace_back(device, rx, 0, kx, 0.f, name + "_row");
-    passes_.emplace_back(device, 0, ry_, ky, delta, name + "_col");
+    passes_.emplace_back(device, rx_, 0, kx, 0.f, name_ + "_row");
+    passes_.emplace_back(device, 0, ry_, ky, delta_, name_ + "_col");
   } else if (cancels(ky) && !cancels(kx)) {
     // A derivative along y (Sobel dy): the outer product, summed a row at a time, adds a row's
     // same-signed products past 2^24 before the opposite rows cancel them (u16, 7x7: 12 levels
     // off). The column pass first keeps every partial sum as small as dx's are along x.
     columns_first_ = true;
-    passes_.emplace_back(device, 0, ry_, ky, 0.f, name + "_col");
-    passes_.emplace_back(device, rx, 0, kx, delta, name + "_row");
+    passes_.emplace_back(device, 0, ry_, ky, 0.f, name_ + "_col");
+    passes_.emplace_back(device, rx_, 0, kx, delta_, name_ + "_row");
   } else {
     std::vector<float> outer;
     for (float y : ky)
       for (float x : kx) outer.push_back(y * x);
-    passes_.emplace_back(device, rx, ry_, outer, delta, name);
+    passes_.emplace_back(device, rx_, ry_, outer, delta_, name_);
   }
 }
 

@@ -161,6 +161,18 @@ class SeparableCorrelation {
   int columns_width_ = 0, columns_rows_ = 0, columns_tile_rows_ = 0, columns_out_ = 0;
   // Chooses columns first for literal radii where the tuning says so and it fits; true if so.
   bool choose_columns(const Device& device);
+  // The constructor's steps: the paths in the order they are tried (correlate.cpp).
+  struct Taps {
+    const std::vector<float>&kx, &ky;
+    const std::string& epilogue;
+  };
+  Tuning plan_single_pass(const Device& device);
+  std::string radii_options(const Taps& taps) const;
+  bool literal_by_value(const Device& device, const Taps& taps) const;
+  void take(Device& device, cl::Kernel kernel, const Taps& taps, bool by_value);
+  bool take_columns(Device& device, const Taps& taps);
+  bool take_single_pass(Device& device, const Taps& taps, const Tuning& fit);
+  void make_passes(Device& device, const std::vector<float>& kx, const std::vector<float>& ky);
   size_t columns_items() const;  // work-items of a columns-first group
   float delta_ = 0.f;
   std::string name_;
