@@ -264,7 +264,7 @@ Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float
   }
   // The blocked and tiled kernels take windows past 5x5 by value where they fit the 1 KiB of
   // arguments every OpenCL device takes (the other arguments need under 128 bytes): up to 13x13.
-  // On the H100 that made the 9x9 5% faster; the 5x5 runs at copy speed either way.
+  // The 5x5 runs at copy speed either way.
   const bool by_value = tuning.taps_by_value && !any_radius_ &&
                         (tiling_.blocked() || tiling_.variant == Variant::tiled) &&
                         weights.size() > 25 && KernelWeights::fit_by_value(weights.size());

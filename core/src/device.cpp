@@ -121,39 +121,36 @@ Tuning gpu_tuning() {
   // weights passed by value it beats the one pass in registers (8-row blocks) from radius 4.
   tuning.separable_rows = 0;
   // Blocked 2-D windows, rows per work-item by radius: 4, 6 at radius 3 and 4, 4 from 5, 8 from
-  // 9. Six rows read each window row for 6 outputs, and at 7 and 9 rows tall that saves a fifth
-  // of the reads; below, the reads are few, and above, the taps' sums in registers cost more than
-  // the reads save, until the 19x19, from which 8 rows win.
+  // 9. Taller blocks read each window row for more outputs; the sums they keep in registers cost
+  // more than the reads save at middle radii.
   tuning.block_rows = {{3, 6}, {5, 4}, {9, 8}};
-  // Blocked 2-D windows up to 33x33 (5x faster than one output per work-item at 31x31); past
-  // that the unrolled code grows as r^3.
+  // Blocked 2-D windows up to 33x33 (they beat one output per work-item there); past that the
+  // unrolled code grows as r^3.
   tuning.blocked_max_radius = 16;
-  // Separable filters: the tiled single pass, row results in __local (twice as fast as two passes
-  // at sigma 3, five times at sigma 20). 32-column tiles, 128 rows for literal radii and 256 for
-  // radii as arguments (each the faster of the two for its kind).
+  // Separable filters: the tiled single pass, row results in __local (faster than two passes at
+  // every radius measured). 32-column tiles, 128 rows for literal radii and 256 for radii as
+  // arguments (each the faster of the two for its kind).
   tuning.separable_variant = Variant::tiled;
   tuning.separable_tile_width = 32;
   tuning.separable_tile_rows = 256;
   tuning.separable_literal_tile_rows = 128;
   tuning.separable_block_rows = 8;
-  // Radii as arguments take 5 rows per work-item: it won or tied four of five radii from 20 to 60
-  // against 6, 7 and 8.
+  // Radii as arguments take 5 rows per work-item (against 6, 7 and 8, over radii 20 to 60).
   tuning.separable_arg_block_rows = 5;
   // Columns first (kernels/correlate.clh, clf_separable_columns) at radii 5 to 20: groups of 128
   // work-items over 256 columns walking down 32 rows in batches of 16. Rows first wins at radius
   // 4 and from 24. Each work-item keeps 2r + 16 rows of a float2 column in registers.
   tuning.separable_columns = {{5, 256, 16}, {21, 0, 0}};
   tuning.separable_columns_tile_rows = 32;
-  // 16-column tiles where 32 would more than double the row work: sigma 45's 360 halo rows leave
-  // 32-column tiles 16 rows in NVIDIA's 48 KiB, 16-column ones 392.
+  // 16-column tiles where 32 would more than double the row work (large radii: the halo rows
+  // leave 32-column tiles few rows of their own in 48 KiB of local memory).
   tuning.separable_min_tile_width = 16;
   // The tiled pass takes radii past 32 as arguments: one program per tile shape, where a radius
-  // of its own costs a cold build of seconds each. Below 32 the literal radius is faster; past
-  // 45 the arguments are (a shorter unrolled loop).
+  // of its own costs a cold build each. Below 32 the literal radius is faster.
   tuning.radius_arg_above = 32;
-  // 2-D windows by FFT from 25x25 (fft_pays): one FFT unit costs what 27-29 direct taps do.
+  // 2-D windows by FFT (fft_pays): the direct taps one FFT unit costs, as measured.
   tuning.fft_tap_cost = 28;
-  // method=fast from sigma 9: at 8 the exact tiled pass is still a little faster.
+  // method=fast from sigma 9: below it the exact tiled pass is as fast or faster.
   tuning.fast_gaussian_min_sigma = 9;
   return tuning;
 }
@@ -171,15 +168,15 @@ Tuning cpu_tuning() {
   tuning.group_width = 64;
   tuning.vector_width = 16;
   // Windows of 7x7 and more: 4 vectors of 16 per work-item, each weight read feeding all 4
-  // (nearly 3x faster at 31x31; slower below 49 taps; 8 vectors lose to 4).
+  // (slower below 49 taps; 8 vectors lose to 4).
   tuning.vectors = 4;
   tuning.vectors_min_taps = 49;
-  // Radii past 12 as kernel arguments: a sweep of 50 Gaussian sigmas (bench/compile_sweep.py)
-  // builds 4 programs instead of 102. The loops the compiler can no longer unroll cost little at
-  // 31x31 and sigma 20, but a fifth or more at sigma 3's 25 taps, so radii up to 12 (a bounded
-  // set) keep their own programs.
+  // Radii past 12 as kernel arguments: a sweep of Gaussian sigmas (bench/compile_sweep.py) then
+  // builds a few programs instead of one per radius. The loops the compiler can no longer unroll
+  // cost little at large radii but much at small ones, so radii up to 12 (a bounded set) keep
+  // their own programs.
   tuning.radius_arg_above = 12;
-  // 2-D windows by FFT from 31x31: one FFT unit costs what 38-54 direct taps do.
+  // 2-D windows by FFT (fft_pays): the direct taps one FFT unit costs, as measured.
   tuning.fft_tap_cost = 45;
   return tuning;
 }
