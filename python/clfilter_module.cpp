@@ -219,12 +219,6 @@ class PyDeviceImage {
   std::string dtype() const { return dtype_name(image().type()); }
   std::string device() const { return image().device().info().label(); }
   size_t nbytes() const { return image().byte_size(); }
-  // (cl_context, cl_mem, offset in bytes) as integers, for interop (pyopencl's from_int_ptr).
-  std::tuple<uintptr_t, uintptr_t, size_t> handles() const {
-    const clf::DeviceImage& i = image();
-    return {reinterpret_cast<uintptr_t>(i.device().context()()),
-            reinterpret_cast<uintptr_t>(i.buffer()()), i.offset()};
-  }
 
  private:
   clf::DeviceImage image_;
@@ -480,7 +474,6 @@ PYBIND11_MODULE(_clfilter, m) {
       .def_property_readonly("dtype", &PyDeviceImage::dtype)
       .def_property_readonly("device", &PyDeviceImage::device)
       .def_property_readonly("nbytes", &PyDeviceImage::nbytes)
-      .def_property_readonly("handles", &PyDeviceImage::handles)
       .def("get", &PyDeviceImage::get, py::arg("out") = py::none())
       .def("release", &PyDeviceImage::release);
   m.def(

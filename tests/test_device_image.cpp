@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "support.hpp"
+#include "testing.hpp"
 
 namespace {
 
@@ -209,4 +210,18 @@ TEST_CASE("buffers of device images gone are reused, after the commands still qu
   const uint64_t before = device->bytes_in_use();
   for (int i = 0; i < 12; ++i) clf::DeviceImage(device, 100 + i, 100, 1, clf::PixelType::f32);
   CHECK(device->bytes_in_use() <= before + 4 * 111 * 100 * sizeof(float));
+}
+
+TEST_CASE("the kept buffers give way when the device runs out of memory") {
+  const auto device = clf::Device::open(test::device()->info().label().substr(
+      0, test::device()->info().label().find(' ')));  // a context of its own: its own budget
+  const size_t bytes = 64 * 64 * sizeof(float);
+  for (int i = 0; i < 3; ++i) clf::DeviceImage(device, 64, 64, 1, clf::PixelType::f32);  // kept
+  CHECK(device->bytes_in_use() >= bytes);
+  // Room for one image of another size only once the kept buffers are gone.
+  clf::detail::DeviceTesting::set_alloc_limit(*device, device->bytes_in_use() + bytes / 2);
+  clf::DeviceImage other(device, 80, 64, 1, clf::PixelType::f32);
+  CHECK(other.byte_size() > bytes);
+  CHECK(device->bytes_in_use() == other.byte_size());
+  clf::detail::DeviceTesting::set_alloc_limit(*device, 0);
 }

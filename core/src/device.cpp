@@ -316,6 +316,11 @@ DeviceBuffer Device::reuse(size_t bytes, std::vector<cl::Event>& pending) {
   return {};
 }
 
+void Device::release_recycled() {
+  std::lock_guard<std::mutex> lock(impl_->recycled_mutex);
+  impl_->recycled.clear();
+}
+
 void Device::recycle(DeviceBuffer buffer, std::vector<cl::Event> pending) {
   const uint64_t most = impl_->info.global_mem_bytes / recycled_share;
   if (buffer.bytes() > most) return;  // released here

@@ -9,8 +9,8 @@
 namespace clf {
 
 // The buffer: one the device allocated (counted against its budget), or one made elsewhere; and
-// the commands queued on it: its last write, and the reads queued since.
-// An owned buffer goes back to its device when the last image over it does, with those commands.
+// the commands queued on it: its last write, and the reads queued since. An owned buffer goes
+// back to its device when the last image over it does, with those commands (Device::recycle).
 struct DeviceImage::Storage {
   std::shared_ptr<Device> device;
   DeviceBuffer owned;
@@ -47,7 +47,14 @@ DeviceImage::DeviceImage(std::shared_ptr<Device> device, int width, int height, 
   // A buffer of an image gone, if one has this size: its commands still queued are waited for
   // as reads (before the first write).
   storage_->owned = device_->reuse(bytes, storage_->readers);
-  if (!storage_->owned) storage_->owned = device_->alloc(bytes, "device image");
+  if (storage_->owned) return;
+  try {
+    storage_->owned = device_->alloc(bytes, "device image");
+  } catch (const Error& e) {
+    if (!e.is_out_of_memory()) throw;
+    device_->release_recycled();  // the kept buffers may be what the device lacks
+    storage_->owned = device_->alloc(bytes, "device image");
+  }
 }
 
 DeviceImage DeviceImage::over(std::shared_ptr<Device> device, cl_mem buffer, size_t offset,

@@ -999,8 +999,10 @@ RunStats stream(const std::vector<Lane>& lanes, const Endpoints& ends, const Run
       run_plan(lanes, run_ends, options, plan, choice.slots, stats, rows_consumed);
       return stats;
     } catch (const Error& e) {
-      for (const Lane& lane : lanes)
+      for (const Lane& lane : lanes) {
         lane.resources->clear();  // queues that saw a failure, buffers sized for it
+        if (e.is_out_of_memory()) lane.device->release_recycled();
+      }
       // Out of device memory: retry with half the working set, down to one-row strips (unless a
       // source that cannot rewind has handed out rows already).
       if (!e.is_out_of_memory() || (plan.strip_rows() == 1 && choice.slots == 1) || rows_consumed)

@@ -203,6 +203,9 @@ class Device {
 
   const Tuning& tuning() const;
   void set_tuning(const Tuning& tuning);
+  // Frees the buffers kept for the next device images (see DeviceImage); a run or an image that
+  // finds the device out of memory does so before it tries again.
+  void release_recycled();
 
   const std::string& cache_dir() const;  // "" when programs are kept in memory only
   size_t programs_built() const;         // compiled from source (not cached)
