@@ -1,4 +1,5 @@
-"""clfilter: OpenCL image filters (Gaussian, box, Sobel, KxK convolution) on numpy arrays.
+"""clfilter: OpenCL image filters (Gaussian, box, Sobel, convolution, median and rank, morphology,
+bilateral, Laplacian, unsharp) on numpy arrays, device images and pyopencl arrays.
 
     import clfilter
     soft = clfilter.filter(photo, "gaussian:sigma=2")            # numpy in, numpy out
@@ -94,7 +95,8 @@ class DeviceImage:
     A Pipeline called on it returns another DeviceImage, with nothing crossing the bus; ``get()``
     brings it back as numpy. ``shape`` (HxW or HxWxC), ``dtype`` (uint8, uint16, float16 or
     float32), ``device`` (its label) and ``nbytes`` are properties. It keeps its device open;
-    ``release()`` frees its memory at once (later use raises ValueError)."""
+    ``release()`` gives its memory back at once, for the next image of its size (later use raises
+    ValueError)."""
 
     def __init__(self, image):
         self._image = image
