@@ -299,6 +299,7 @@ int main(int argc, char** argv) try {
   int radius_arg_above = -2;              // --radius-arg-above: -2 = the device's tuning
   // --separable-columns: columns first at every radius (-1 = the device's tuning, 0 = rows first)
   int col_w = -1, col_tile_rows = 0, col_rows = 0;
+  std::string tuning_text;  // --tuning NAME=VALUE,...: any field, after the flags above
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -381,6 +382,8 @@ int main(int argc, char** argv) try {
       fast_min_sigma = std::max(0.0, std::stod(next()));
     else if (a == "--separable-min-width")  // the narrowest tile the fit may take, columns
       tile_min_w = std::max(4, std::stoi(next()));
+    else if (a == "--tuning")
+      tuning_text += (tuning_text.empty() ? "" : ",") + next();
     else if (a == "-h" || a == "--help") {
       std::cout
           << "usage: clfilter-bench [--size WxH] [--channels C] [--type f32|u8|u16|f16] [--reps "
@@ -395,6 +398,8 @@ int main(int argc, char** argv) try {
              "                      [--vectors N,MIN_TAPS]\n"
              "                      [--radius-arg-above R] [--tall-block-rows N] [--block-rows N]\n"
              "                      [--group-width N] [--extremum-rows N]\n"
+             "                      [--tuning NAME=VALUE,...]  (any field of clf::Tuning; "
+             "--tuning list lists them)\n"
              "       clfilter-bench --batch N [--jobs J] [--device all|SEL,SEL...] [--size WxH] "
              "...\n";
       return 0;
@@ -508,6 +513,12 @@ int main(int argc, char** argv) try {
     if (taps_by_value >= 0) t.taps_by_value = taps_by_value == 1;
     if (stage_loads >= 0) t.stage_with_loads = stage_loads == 1;
     if (fast_min_sigma >= 0) t.fast_gaussian_min_sigma = fast_min_sigma;
+    if (tuning_text == "list") {  // the fields, with this device's values
+      for (const std::string& name : clf::tuning_field_names())
+        std::printf("%s=%s\n", name.c_str(), clf::tuning_field(t, name).c_str());
+      return 0;
+    }
+    if (!tuning_text.empty()) clf::apply_tuning_text(t, tuning_text);
     device->set_tuning(t);
   }
   const clf::Tuning base = device->tuning();

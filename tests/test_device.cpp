@@ -96,3 +96,48 @@ TEST_CASE("a program gets clf/contract.h and only the helpers it names") {
                               clf::Helpers::none));
   CHECK_THROWS_AS(device->build("helpers.cl", source, "", clf::Helpers::stage), clf::Error);
 }
+
+TEST_CASE("tuning fields by name: every field's text sets it back, bad names and values refused") {
+  const clf::Tuning device_tuning = test::device()->tuning();
+  clf::Tuning t = device_tuning;
+  const std::vector<std::string> names = clf::tuning_field_names();
+  CHECK(names.size() == 27);  // every field of clf::Tuning (clf/device.hpp)
+  for (const std::string& name : names) {
+    INFO(name);
+    const std::string text = clf::tuning_field(t, name);
+    clf::set_tuning_field(t, name, text);
+    CHECK(clf::tuning_field(t, name) == text);
+  }
+  CHECK(clf::tuning_text(t) == clf::tuning_text(device_tuning));
+  // The whole text applied to defaults gives the device's tuning back.
+  clf::Tuning fresh;
+  clf::apply_tuning_text(fresh, clf::tuning_text(device_tuning));
+  CHECK(clf::tuning_text(fresh) == clf::tuning_text(device_tuning));
+  clf::apply_tuning_text(t, "separable_columns=5:256:16 21:0:0,variant=tiled,fft_tap_cost=12.5");
+  REQUIRE(t.separable_columns.size() == 2);
+  CHECK(t.separable_columns[0].width == 256);
+  CHECK(t.separable_columns[1].min_radius == 21);
+  CHECK(t.variant == clf::Variant::tiled);
+  CHECK(t.fft_tap_cost == 12.5);
+  clf::set_tuning_field(t, "block_rows", "");
+  CHECK(t.block_rows.empty());
+  const std::pair<const char*, const char*> bad[] = {
+      {"no_such_field=1", "unknown tuning field 'no_such_field'"},
+      {"tile_width=-3", "tuning tile_width: expected a whole number >= 0 (got '-3')"},
+      {"variant=fast", "tuning variant: expected direct or tiled (got 'fast')"},
+      {"taps_by_value=yes", "tuning taps_by_value: expected 0 or 1"},
+      {"separable_columns=5:256", "tuning separable_columns: expected entries"},
+      {"fft_tap_cost=nan", "tuning fft_tap_cost: expected a number >= 0"},
+      {"variant", "tuning: expected NAME=VALUE (got 'variant')"},
+  };
+  for (const auto& [text, words] : bad) {
+    INFO(text);
+    try {
+      clf::apply_tuning_text(t, text);
+      FAIL("accepted");
+    } catch (const clf::Error& e) {
+      CHECK(e.kind() == clf::ErrorKind::usage);
+      CHECK_THAT(e.what(), Catch::Contains(words));
+    }
+  }
+}

@@ -100,6 +100,15 @@ struct Tuning {
   double fast_gaussian_min_sigma = 5;
 };
 const char* variant_name(Variant variant);
+// Tuning's fields by name, each as text: whole numbers, 0 or 1, direct or tiled, numbers, and the
+// tables as entries of whole numbers joined by ':' separated by spaces ("block_rows=4:8 9:16").
+// Unknown names and values out of form throw Error(usage) naming the field.
+std::vector<std::string> tuning_field_names();
+std::string tuning_field(const Tuning& tuning, const std::string& name);
+void set_tuning_field(Tuning& tuning, const std::string& name, const std::string& value);
+// "NAME=VALUE,NAME=VALUE" over `tuning`, in order; tuning_text gives every field that way.
+void apply_tuning_text(Tuning& tuning, const std::string& text);
+std::string tuning_text(const Tuning& tuning);
 
 // The kernel helpers a program uses, prepended to its source by Device::build (clf/contract.h
 // always is): border = kernels/border.clh (clf_border_interpolate), stage = kernels/stage.clh

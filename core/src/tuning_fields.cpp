@@ -1,0 +1,193 @@
+// Tuning's fields by name: one table gives each field's name, its text and how it is parsed, for
+// overrides (clfilter-bench --tuning) and for printing a device's tuning.
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <sstream>
+
+#include "clf/device.hpp"
+#include "clf/error.hpp"
+
+namespace clf {
+namespace {
+
+struct Field {
+  const char* name;
+  const char* form;  // what a value looks like, for errors
+  std::function<std::string(const Tuning&)> get;
+  std::function<void(Tuning&, const std::string&)> set;
+};
+
+Error bad_value(const std::string& name, const std::string& value, const char* form) {
+  return Error(ErrorKind::usage,
+               "tuning " + name + ": expected " + form + " (got '" + value + "')");
+}
+
+long whole(const std::string& name, const std::string& value, long min) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(value.c_str(), &end, 10);
+  if (value.empty() || *end || errno || v < min || v > (1 << 20))
+    throw bad_value(name, value, min < 0 ? "a whole number" : "a whole number >= 0");
+  return v;
+}
+
+// "4:8 9:16" and back: entries of whole numbers joined by ':', separated by spaces.
+std::vector<std::vector<int>> entries(const std::string& name, const std::string& value,
+                                      size_t parts, const char* form) {
+  std::vector<std::vector<int>> all;
+  std::istringstream words(value);
+  for (std::string word; words >> word;) {
+    std::vector<int> entry;
+    std::istringstream numbers(word);
+    for (std::string n; std::getline(numbers, n, ':');) entry.push_back(int(whole(name, n, 0)));
+    if (entry.size() != parts) throw bad_value(name, value, form);
+    all.push_back(entry);
+  }
+  return all;
+}
+
+template <class T>
+Field int_field(const char* name, T Tuning::*member, long min = 0) {
+  return {
+      name, min < 0 ? "a whole number" : "a whole number >= 0",
+      [member](const Tuning& t) { return std::to_string(t.*member); },
+      [name, member, min](Tuning& t, const std::string& v) { t.*member = T(whole(name, v, min)); }};
+}
+
+Field bool_field(const char* name, bool Tuning::*member) {
+  return {name, "0 or 1", [member](const Tuning& t) { return std::string(t.*member ? "1" : "0"); },
+          [name, member](Tuning& t, const std::string& v) {
+            if (v != "0" && v != "1") throw bad_value(name, v, "0 or 1");
+            t.*member = v == "1";
+          }};
+}
+
+Field variant_field(const char* name, Variant Tuning::*member) {
+  return {name, "direct or tiled",
+          [member](const Tuning& t) { return std::string(variant_name(t.*member)); },
+          [name, member](Tuning& t, const std::string& v) {
+            if (v != "direct" && v != "tiled") throw bad_value(name, v, "direct or tiled");
+            t.*member = v == "tiled" ? Variant::tiled : Variant::direct;
+          }};
+}
+
+Field double_field(const char* name, double Tuning::*member) {
+  return {name, "a number >= 0",
+          [member](const Tuning& t) {
+            std::ostringstream text;
+            text << t.*member;
+            return text.str();
+          },
+          [name, member](Tuning& t, const std::string& v) {
+            char* end = nullptr;
+            const double d = std::strtod(v.c_str(), &end);
+            if (v.empty() || *end || !std::isfinite(d) || d < 0)
+              throw bad_value(name, v, "a number >= 0");
+            t.*member = d;
+          }};
+}
+
+const std::vector<Field>& fields() {
+  static const std::vector<Field> all = {
+      variant_field("variant", &Tuning::variant),
+      int_field("tile_width", &Tuning::tile_width),
+      int_field("tile_height", &Tuning::tile_height),
+      int_field("group_width", &Tuning::group_width),
+      int_field("vector_width", &Tuning::vector_width),
+      int_field("vectors", &Tuning::vectors),
+      int_field("vectors_min_taps", &Tuning::vectors_min_taps),
+      int_field("radius_arg_above", &Tuning::radius_arg_above, -1),
+      int_field("blocked_max_radius", &Tuning::blocked_max_radius),
+      {"block_rows", "entries MIN_RADIUS:ROWS separated by spaces, e.g. '4:8 9:16'",
+       [](const Tuning& t) {
+         std::string text;
+         for (const auto& e : t.block_rows)
+           text += (text.empty() ? "" : " ") + std::to_string(e.min_radius) + ":" +
+                   std::to_string(e.rows);
+         return text;
+       },
+       [](Tuning& t, const std::string& v) {
+         t.block_rows.clear();
+         for (const auto& e :
+              entries("block_rows", v, 2, "entries MIN_RADIUS:ROWS, e.g. '4:8 9:16'"))
+           t.block_rows.push_back({e[0], e[1]});
+       }},
+      int_field("extremum_block_rows", &Tuning::extremum_block_rows),
+      int_field("separable_rows", &Tuning::separable_rows),
+      int_field("separable_max_radius", &Tuning::separable_max_radius),
+      variant_field("separable_variant", &Tuning::separable_variant),
+      int_field("separable_tile_width", &Tuning::separable_tile_width),
+      int_field("separable_tile_rows", &Tuning::separable_tile_rows),
+      int_field("separable_block_rows", &Tuning::separable_block_rows),
+      int_field("separable_literal_tile_rows", &Tuning::separable_literal_tile_rows),
+      int_field("separable_arg_block_rows", &Tuning::separable_arg_block_rows),
+      int_field("separable_min_tile_width", &Tuning::separable_min_tile_width),
+      int_field("separable_steps", &Tuning::separable_steps),
+      {"separable_columns",
+       "entries MIN_RADIUS:WIDTH:ROWS separated by spaces, e.g. '5:256:16 21:0:0'",
+       [](const Tuning& t) {
+         std::string text;
+         for (const auto& e : t.separable_columns)
+           text += (text.empty() ? "" : " ") + std::to_string(e.min_radius) + ":" +
+                   std::to_string(e.width) + ":" + std::to_string(e.rows);
+         return text;
+       },
+       [](Tuning& t, const std::string& v) {
+         t.separable_columns.clear();
+         for (const auto& e : entries("separable_columns", v, 3,
+                                      "entries MIN_RADIUS:WIDTH:ROWS, e.g. '5:256:16 21:0:0'"))
+           t.separable_columns.push_back({e[0], e[1], e[2]});
+       }},
+      int_field("separable_columns_tile_rows", &Tuning::separable_columns_tile_rows),
+      bool_field("taps_by_value", &Tuning::taps_by_value),
+      bool_field("stage_with_loads", &Tuning::stage_with_loads),
+      double_field("fft_tap_cost", &Tuning::fft_tap_cost),
+      double_field("fast_gaussian_min_sigma", &Tuning::fast_gaussian_min_sigma),
+  };
+  return all;
+}
+
+const Field& field(const std::string& name) {
+  for (const Field& f : fields())
+    if (name == f.name) return f;
+  std::string names;
+  for (const Field& f : fields()) names += (names.empty() ? "" : ", ") + std::string(f.name);
+  throw Error(ErrorKind::usage, "unknown tuning field '" + name + "' (fields: " + names + ")");
+}
+
+}  // namespace
+
+std::vector<std::string> tuning_field_names() {
+  std::vector<std::string> names;
+  for (const Field& f : fields()) names.push_back(f.name);
+  return names;
+}
+
+std::string tuning_field(const Tuning& tuning, const std::string& name) {
+  return field(name).get(tuning);
+}
+
+void set_tuning_field(Tuning& tuning, const std::string& name, const std::string& value) {
+  field(name).set(tuning, value);
+}
+
+void apply_tuning_text(Tuning& tuning, const std::string& text) {
+  std::istringstream pairs(text);
+  for (std::string pair; std::getline(pairs, pair, ',');) {
+    const size_t eq = pair.find('=');
+    if (eq == std::string::npos)
+      throw Error(ErrorKind::usage, "tuning: expected NAME=VALUE (got '" + pair + "')");
+    set_tuning_field(tuning, pair.substr(0, eq), pair.substr(eq + 1));
+  }
+}
+
+std::string tuning_text(const Tuning& tuning) {
+  std::string text;
+  for (const Field& f : fields())
+    text += (text.empty() ? "" : ",") + std::string(f.name) + "=" + f.get(tuning);
+  return text;
+}
+
+}  // namespace clf
