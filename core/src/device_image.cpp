@@ -38,10 +38,6 @@ DeviceImage::DeviceImage(std::shared_ptr<Device> device, int width, int height, 
   check_device(device_);
   const uint64_t bytes =
       checked_image_bytes(width, height, channels, pixel_type_size(type), "device image");
-  if (channels > max_image_channels)
-    throw Error(ErrorKind::usage, "device image: " + std::to_string(channels) +
-                                      " channels (at most " + std::to_string(max_image_channels) +
-                                      ")");
   storage_ = std::make_shared<Storage>();
   storage_->device = device_;
   // A buffer of an image gone, if one has this size: its commands still queued are waited for
@@ -63,8 +59,6 @@ DeviceImage DeviceImage::over(std::shared_ptr<Device> device, cl_mem buffer, siz
   if (!buffer) throw Error(ErrorKind::usage, "DeviceImage::over: a null buffer");
   const uint64_t bytes =
       checked_image_bytes(width, height, channels, pixel_type_size(type), "device image");
-  if (channels > max_image_channels)
-    throw Error(ErrorKind::usage, "device image: " + std::to_string(channels) + " channels");
   const cl::Buffer adopted(buffer, true);
   cl_context context = nullptr;
   size_t size = 0;

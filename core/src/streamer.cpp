@@ -224,8 +224,6 @@ void Run::make_slots() {
     in_place_out_ = out.buffer();
     in_first_sample_ = in.offset() / sample;
     out_first_sample_ = out.offset() / sample;
-    final_in_place_ = out.type() == PixelType::f32 && out.channels() == 1 &&
-                      (out.offset() + out.byte_size()) / sizeof(float) <= max_buffer_floats;
   } else if (plan_.in_place()) {
     const Image& in = *ends_.in;
     Image& out = *ends_.out;
@@ -237,10 +235,11 @@ void Run::make_slots() {
     in_place_out_ = cl::Buffer(device_.context(), CL_MEM_USE_HOST_PTR | CL_MEM_WRITE_ONLY,
                                out.byte_size(), out.data(), &err);
     cl_check(err, "clCreateBuffer", "output image in place");
-    // f32 single-channel output has the layout of a float plane: no pack pass needed.
-    final_in_place_ = out.type() == PixelType::f32 && out.channels() == 1 &&
-                      out.byte_size() / sizeof(float) <= max_buffer_floats;
   }
+  // f32 single-channel output in place has the layout of a float plane: no pack pass needed.
+  final_in_place_ =
+      plan_.in_place() && shape_.type == PixelType::f32 && shape_.channels == 1 &&
+      out_first_sample_ + size_t(shape_.width) * size_t(shape_.height) <= max_buffer_floats;
   const StripPlan& P = plan_;
   const std::string key = std::to_string(slots_) + " " + std::to_string(P.upload_bytes()) + " " +
                           std::to_string(P.download_bytes()) + " " +
