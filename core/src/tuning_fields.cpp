@@ -89,6 +89,32 @@ Field double_field(const char* name, double Tuning::*member) {
           }};
 }
 
+// A table of entries whose whole-number members `parts` are joined by ':', entries by spaces.
+template <class Entry>
+Field table_field(const char* name, const char* form, std::vector<Entry> Tuning::*member,
+                  std::vector<int Entry::*> parts) {
+  return {name, form,
+          [member, parts](const Tuning& t) {
+            std::string text;
+            for (const Entry& e : t.*member) {
+              std::string entry;
+              for (int Entry::*part : parts)
+                entry += (entry.empty() ? "" : ":") + std::to_string(e.*part);
+              text += (text.empty() ? "" : " ") + entry;
+            }
+            return text;
+          },
+          [name, form, member, parts](Tuning& t, const std::string& v) {
+            std::vector<Entry> table;
+            for (const auto& numbers : entries(name, v, parts.size(), form)) {
+              Entry e{};
+              for (size_t i = 0; i < parts.size(); ++i) e.*parts[i] = numbers[i];
+              table.push_back(e);
+            }
+            t.*member = table;
+          }};
+}
+
 const std::vector<Field>& fields() {
   static const std::vector<Field> all = {
       variant_field("variant", &Tuning::variant),
@@ -100,20 +126,8 @@ const std::vector<Field>& fields() {
       int_field("vectors_min_taps", &Tuning::vectors_min_taps),
       int_field("radius_arg_above", &Tuning::radius_arg_above, -1),
       int_field("blocked_max_radius", &Tuning::blocked_max_radius),
-      {"block_rows", "entries MIN_RADIUS:ROWS separated by spaces, e.g. '4:8 9:16'",
-       [](const Tuning& t) {
-         std::string text;
-         for (const auto& e : t.block_rows)
-           text += (text.empty() ? "" : " ") + std::to_string(e.min_radius) + ":" +
-                   std::to_string(e.rows);
-         return text;
-       },
-       [](Tuning& t, const std::string& v) {
-         t.block_rows.clear();
-         for (const auto& e :
-              entries("block_rows", v, 2, "entries MIN_RADIUS:ROWS, e.g. '4:8 9:16'"))
-           t.block_rows.push_back({e[0], e[1]});
-       }},
+      table_field("block_rows", "entries MIN_RADIUS:ROWS, e.g. '4:8 9:16'", &Tuning::block_rows,
+                  {&Tuning::BlockRows::min_radius, &Tuning::BlockRows::rows}),
       int_field("extremum_block_rows", &Tuning::extremum_block_rows),
       int_field("separable_rows", &Tuning::separable_rows),
       int_field("separable_max_radius", &Tuning::separable_max_radius),
@@ -125,21 +139,10 @@ const std::vector<Field>& fields() {
       int_field("separable_arg_block_rows", &Tuning::separable_arg_block_rows),
       int_field("separable_min_tile_width", &Tuning::separable_min_tile_width),
       int_field("separable_steps", &Tuning::separable_steps),
-      {"separable_columns",
-       "entries MIN_RADIUS:WIDTH:ROWS separated by spaces, e.g. '5:256:16 21:0:0'",
-       [](const Tuning& t) {
-         std::string text;
-         for (const auto& e : t.separable_columns)
-           text += (text.empty() ? "" : " ") + std::to_string(e.min_radius) + ":" +
-                   std::to_string(e.width) + ":" + std::to_string(e.rows);
-         return text;
-       },
-       [](Tuning& t, const std::string& v) {
-         t.separable_columns.clear();
-         for (const auto& e : entries("separable_columns", v, 3,
-                                      "entries MIN_RADIUS:WIDTH:ROWS, e.g. '5:256:16 21:0:0'"))
-           t.separable_columns.push_back({e[0], e[1], e[2]});
-       }},
+      table_field("separable_columns", "entries MIN_RADIUS:WIDTH:ROWS, e.g. '5:256:16 21:0:0'",
+                  &Tuning::separable_columns,
+                  {&Tuning::SeparableColumns::min_radius, &Tuning::SeparableColumns::width,
+                   &Tuning::SeparableColumns::rows}),
       int_field("separable_columns_tile_rows", &Tuning::separable_columns_tile_rows),
       bool_field("taps_by_value", &Tuning::taps_by_value),
       bool_field("stage_with_loads", &Tuning::stage_with_loads),
