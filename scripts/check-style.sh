@@ -3,7 +3,8 @@
 #   - clang-format (.clang-format: Google style, 100 columns) reports nothing on core, plugins,
 #     cli, python, samples and bench;
 #   - no line of product code, C++, OpenCL C or the Python package, is longer than 100 columns;
-#   - no function in core/src is longer than 80 lines;
+#   - no function in core/src, cli or plugins is longer than 80 lines;
+#   - no class there is longer than 250 lines: its definition and its member functions together;
 #   - #include <clf/clf.hpp> (what an embedder includes) pulls in no Boost header.
 # Prints each finding and exits 1 when there is one. Fix C++ layout with:
 #   clang-format -i $(git ls-files 'core/*.[ch]pp' 'core/*.h' 'plugins/*.[ch]pp' ...)
@@ -36,6 +37,25 @@ if awk 'FNR == 1 { sig = 0; body = 0 }
         /^\}/ && body { if (FNR - body - 1 > 80) { printf "%s:%d: %d lines: %s\n", FILENAME, sig, FNR - body - 1, name; found = 1 } sig = 0; body = 0 }
         END { exit !found }' $(git ls-files 'core/src/*.cpp' 'cli/*.cpp' 'plugins/*/*.cpp'); then
   echo "check-style: functions over 80 lines"
+  status=1
+fi
+# A class: its definition from "class X" or "struct X" at column 0 to "};" at column 0, plus the
+# bodies of the functions defined outside it as X::name, in any of the files.
+if awk 'FNR == 1 { in_class = 0; sig = 0; body = 0 }
+        !in_class && /^(class|struct) [A-Za-z_]/ && !/;$/ {
+          name = $2; sub(/[^A-Za-z0-9_].*/, "", name); in_class = FNR; next }
+        in_class && /^};/ { lines[name] += FNR - in_class + 1; where[name] = FILENAME; in_class = 0; next }
+        in_class { next }
+        !body && !sig && /^[A-Za-z].*\(/ && !/;$/ {
+          sig = FNR; owner = ""
+          if (match($0, /[A-Za-z_][A-Za-z0-9_]*::~?[A-Za-z_][A-Za-z0-9_]*\(/)) {
+            owner = substr($0, RSTART, RLENGTH); sub(/::.*/, "", owner) } }
+        sig && !body && (/;$/ || /\}$/) { sig = 0; next }
+        sig && !body && /\{$/ { body = FNR }
+        /^\}/ && body { if (owner != "") lines[owner] += FNR - sig + 1; sig = 0; body = 0 }
+        END { for (c in lines) if (lines[c] > 250) { printf "%s: class %s: %d lines\n", where[c], c, lines[c]; found = 1 }
+              exit !found }' $(git ls-files 'core/src/*.[ch]pp' 'cli/*.[ch]pp' 'plugins/*/*.[ch]pp'); then
+  echo "check-style: classes over 250 lines"
   status=1
 fi
 if echo '#include <clf/clf.hpp>' | "${CXX:-c++}" -std=c++17 -E -Icore/include -x c++ - | grep -q '/boost/'; then

@@ -1,8 +1,10 @@
 // Streaming: strips, slots and queues never change a bit of the result; the device-memory budget
 // holds; allocation failures shrink the strips; the trace has every command on its queue's track.
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "support.hpp"
@@ -240,6 +242,80 @@ TEST_CASE(
   CHECK(begins == stats.trace.size());
   CHECK(json.front() == '{');
   std::filesystem::remove(path);
+}
+
+namespace {
+// The commands a run enqueues, in order, as core/src/testing.hpp's log writes them.
+std::vector<std::string> commands_of(const std::function<void()>& run) {
+  std::vector<std::string> log;
+  clf::detail::StreamTesting::set_command_log(&log);
+  try {
+    run();
+  } catch (...) {
+    clf::detail::StreamTesting::set_command_log(nullptr);
+    throw;
+  }
+  clf::detail::StreamTesting::set_command_log(nullptr);
+  return log;
+}
+bool has(const std::vector<std::string>& log, const std::string& command) {
+  return std::find(log.begin(), log.end(), command) != log.end();
+}
+}  // namespace
+
+TEST_CASE("profiling changes no command: the same run, profiled and not, enqueues the same") {
+  // Every transport (staged, pinned, in place, device images) and the commands a filter adds (an
+  // FFT's span between markers, the pads of a second stage, an f32 output with no pack).
+  std::vector<double> taps;
+  const std::vector<std::vector<std::string>> chains = {
+      {"gaussian:sigma=1.5", "sobel"},
+      {"convolve:kernel=" + test::full_rank_kernel(5, 5, taps) + ",method=fft,border=reflect"},
+      {"box:radius=2,border=wrap"}};
+  enum { staged, pinned, in_place, resident };
+  for (int channels : {1, 3})
+    for (const auto& chain : chains)
+      for (int transport : {staged, pinned, in_place, resident}) {
+        INFO(chain.front() << " x" << channels << ", transport " << transport);
+        const clf::Image in = test::random_image(41, 37, channels, clf::PixelType::f32, 5);
+        clf::Pipeline p(test::device());
+        for (const auto& spec : chain) p.add(test::registry(), spec);
+        clf::Image pinned_in = test::device()->pinned_image(41, 37, channels, clf::PixelType::f32);
+        clf::Image pinned_out = test::device()->pinned_image(41, 37, channels, clf::PixelType::f32);
+        std::memcpy(pinned_in.data(), in.data(), in.byte_size());
+        clf::DeviceImage device_in(test::device(), 41, 37, channels, clf::PixelType::f32),
+            device_out;
+        device_in.write(in);
+        clf::Image out;
+        auto run = [&](bool profile) {
+          clf::RunOptions o;
+          o.profile = profile;
+          o.strip_rows = 9;
+          o.slots = 2;
+          o.zero_copy = transport == in_place;
+          return commands_of([&] {
+            if (transport == resident)
+              p.run(device_in, device_out, o);
+            else if (transport == pinned)
+              p.run(pinned_in, pinned_out, o);
+            else
+              p.run(in, out, o);
+            if (transport == resident) device_out.wait();
+          });
+        };
+        run(false);  // the images' first run waits for less (no earlier run wrote the output)
+        const std::vector<std::string> plain = run(false), profiled = run(true);
+        CHECK(plain == profiled);
+        CHECK(!plain.empty());
+        if (chain.front().find("wrap") != std::string::npos) continue;  // cyclic, or one strip
+        // Five strips of 9 rows, each with a last command that orders what follows.
+        for (int strip = 0; strip < 5; ++strip) {
+          const std::string tag = "strip " + std::to_string(strip) + " ";
+          CHECK(has(plain, "compute: " + tag + "clf_pack after 0") !=
+                has(plain, "compute: " + tag + "computed after 0"));
+          const bool moved = transport == staged || transport == pinned;
+          CHECK(has(plain, "download: " + tag + "download after 1") == moved);
+        }
+      }
 }
 
 TEST_CASE("a cancelled run stops with a cancelled error") {

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "clf/border.hpp"
-#include "strip_plan.hpp"
+#include "stream/strip_plan.hpp"
 
 using clf::detail::choose_strips;
 using clf::detail::Range;

@@ -6,7 +6,7 @@
 #include "clf/error.hpp"
 #include "clf/registry.hpp"
 #include "host_copy.hpp"
-#include "streamer.hpp"
+#include "stream/stream.hpp"
 
 namespace clf {
 

@@ -2,6 +2,7 @@
 #include "clf/stage.hpp"
 
 #include "clf/error.hpp"
+#include "stream/trace.hpp"
 
 namespace clf {
 
@@ -37,28 +38,22 @@ void Stage::launch(const cl::Kernel& kernel, const cl::NDRange& global, const cl
                    const char* name) const {
   cl::Event event;
   cl_check(queue_->enqueueNDRangeKernel(kernel, cl::NullRange, global, local, nullptr,
-                                        events_ ? &event : nullptr),
+                                        trace_->event(event)),
            "clEnqueueNDRangeKernel", name);
-  if (events_) {
-    events_->push_back(event);
-    event_names_->push_back(name);
-    span_begins_->push_back(cl::Event());
-  }
+  trace_->command(detail::Track::compute, name, event);
 }
 
+// Both markers are enqueued whether the run is profiled or not: profiling changes no command.
 cl::Event Stage::mark(const char* name) const {
   cl::Event marker;
-  if (events_)
-    cl_check(queue_->enqueueMarkerWithWaitList(nullptr, &marker), "clEnqueueMarkerWithWaitList",
-             name);
+  cl_check(queue_->enqueueMarkerWithWaitList(nullptr, trace_->event(marker)),
+           "clEnqueueMarkerWithWaitList", name);
   return marker;
 }
 
 void Stage::end_span(const cl::Event& begin, const char* name) const {
-  if (!events_) return;
-  events_->push_back(mark(name));
-  event_names_->push_back(name);
-  span_begins_->push_back(begin);
+  const cl::Event end = mark(name);
+  trace_->command(detail::Track::compute, name, end, 0, begin);
 }
 
 }  // namespace clf

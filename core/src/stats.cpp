@@ -62,7 +62,7 @@ std::string RunStats::summary() const {
 
 void write_trace_json(const RunStats& stats, const std::string& path) {
   std::map<std::string, int> tids;
-  for (const char* track : {"host pack", "upload", "compute", "download", "host unpack"})
+  for (const char* track : {"host read", "upload", "compute", "download", "host write"})
     tids.emplace(track, int(tids.size()) + 1);
   for (const auto& e : stats.trace) tids.emplace(e.track, int(tids.size()) + 1);
   std::vector<const TraceEvent*> events;

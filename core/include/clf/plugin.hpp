@@ -17,8 +17,8 @@ namespace clf {
 // 3: headers by concept, Stage's fields private, ParamSpec's open bounds, contract.h.
 // 4: Stage::pixel_type() and image_rows(); BorderMode::ignore.
 // 5: Filter::device_bytes_ahead(); Correlation's WindowReduce; Tuning::extremum_block_rows.
-// 6: SeparableCorrelation's epilogue.
-constexpr int plugin_abi_version = 6;
+// 6: SeparableCorrelation's epilogue. 7: Stage records its commands through one trace.
+constexpr int plugin_abi_version = 7;
 
 struct PluginManifest {
   std::vector<std::shared_ptr<FilterFactory>> factories;

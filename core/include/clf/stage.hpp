@@ -13,7 +13,8 @@ namespace clf {
 
 namespace detail {
 struct StageBinder;  // the streamer's access to a Stage
-}
+class Trace;         // what the streamer records of the commands (core/src/stream/trace.hpp)
+}  // namespace detail
 
 struct Halo {
   int x = 0, y = 0;  // pixels needed on each side
@@ -110,10 +111,8 @@ class Stage {
   PixelType pixel_type_ = PixelType::f32;
   Plane input_, output_;
   std::vector<Plane> temps_;
-  std::vector<cl::Event>* events_ = nullptr;  // collects launches for profiling when non-null
-  std::vector<std::string>* event_names_ = nullptr;
-  std::vector<cl::Event>* span_begins_ = nullptr;  // per event: where its span began, or none
-  cl::Event mark(const char* name) const;          // a marker when profiling, else none
+  detail::Trace* trace_ = nullptr;         // every launch is noted there
+  cl::Event mark(const char* name) const;  // a marker, with its event when profiling
   void end_span(const cl::Event& begin, const char* name) const;
 };
 

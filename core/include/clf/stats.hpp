@@ -8,7 +8,7 @@
 namespace clf {
 
 struct TraceEvent {
-  std::string track;                // "upload", "compute", "download", "host pack", "host unpack"
+  std::string track;                // "upload", "compute", "download", "host read", "host write"
   std::string name;                 // "strip 3 gaussian_row"
   double start_us = 0, end_us = 0;  // from the start of the run
 };

@@ -1,5 +1,5 @@
 // The strip plan (see strip_plan.hpp): row ranges, buffer sizes, shared rows, strip height.
-#include "strip_plan.hpp"
+#include "stream/strip_plan.hpp"
 
 #include <algorithm>
 

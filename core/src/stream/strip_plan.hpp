@@ -54,6 +54,7 @@ class StripPlan {
 
   int stages() const { return int(stages_.size()); }
   const StageShape& stage(int s) const { return stages_[size_t(s)]; }
+  const ImageShape& image() const { return image_; }
   int width() const { return image_.width; }
   int height() const { return image_.height; }
   int channels() const { return image_.channels; }
