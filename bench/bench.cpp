@@ -461,9 +461,10 @@ int main(int argc, char** argv) try {
   const clf::Image in =
       make_image(*device, width, height, channels, parse_type(type_name), !pageable);
   const double mpix = double(width) * height / 1e6;
-  std::printf("device: %s\nimage: %dx%d, %d channel(s), %s, %s host memory; best of %d\n",
-              device->info().label().c_str(), width, height, channels, type_name.c_str(),
-              in.pinned() ? "pinned" : "pageable", reps);
+  std::printf(
+      "device: %s\ntuning: %s\nimage: %dx%d, %d channel(s), %s, %s host memory; best of %d\n",
+      device->info().label().c_str(), device->tuning_source().c_str(), width, height, channels,
+      type_name.c_str(), in.pinned() ? "pinned" : "pageable", reps);
 
   const size_t plane_bytes = size_t(width) * height * sizeof(float);
   const double copy = copy_gbps(*device, plane_bytes, reps);
@@ -512,10 +513,12 @@ int main(int argc, char** argv) try {
     }
     if (taps_by_value >= 0) t.taps_by_value = taps_by_value == 1;
     if (stage_loads >= 0) t.stage_with_loads = stage_loads == 1;
-    if (fast_min_sigma >= 0) t.fast_gaussian_min_sigma = fast_min_sigma;
+    if (fast_min_sigma >= 0) t.knobs["gaussian.fast_min_sigma"] = std::to_string(fast_min_sigma);
     if (tuning_text == "list") {  // the fields, with this device's values
       for (const std::string& name : clf::tuning_field_names())
         std::printf("%s=%s\n", name.c_str(), clf::tuning_field(t, name).c_str());
+      for (const auto& [name, value] : t.knobs) std::printf("%s=%s\n", name.c_str(), value.c_str());
+      std::printf("# from the %s\n", device->tuning_source().c_str());
       return 0;
     }
     if (!tuning_text.empty()) clf::apply_tuning_text(t, tuning_text);

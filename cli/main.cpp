@@ -193,8 +193,11 @@ std::vector<std::shared_ptr<clf::Device>> open_devices(const Options& o) {
       tuning.tile_height = tile.tile_height;
       tuning.group_width = tile.group_width;
     }
-    device->set_tuning(tuning);
-    if (o.verbose) std::cerr << "clfilter: device " << device->info().label() << "\n";
+    if (variant || !o.tile.empty()) device->set_tuning(tuning);
+    if (o.verbose)
+      std::cerr << "clfilter: device " << device->info().label() << "\n"
+                << "clfilter: tuning from the " << device->tuning_source()
+                << (variant || !o.tile.empty() ? " (--variant, --tile)" : "") << "\n";
   }
   return devices;
 }

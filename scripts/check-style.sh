@@ -5,7 +5,8 @@
 #   - no line of product code, C++, OpenCL C or the Python package, is longer than 100 columns;
 #   - no function in core/src, cli or plugins is longer than 80 lines;
 #   - no class there is longer than 250 lines: its definition and its member functions together;
-#   - #include <clf/clf.hpp> (what an embedder includes) pulls in no Boost header.
+#   - #include <clf/clf.hpp> (what an embedder includes) pulls in no Boost header;
+#   - plugins read the tuning by name (Device::knob), never through clf::Tuning.
 # Prints each finding and exits 1 when there is one. Fix C++ layout with:
 #   clang-format -i $(git ls-files 'core/*.[ch]pp' 'core/*.h' 'plugins/*.[ch]pp' ...)
 set -euo pipefail
@@ -67,6 +68,11 @@ fi
 if git grep -l -E '#include [<"]clf/plugin\.hpp[>"]' -- '*.cpp' '*.hpp' |
   grep -v -E '^(plugins|samples/(plugin|dog)|tests/plugins)/|^core/src/registry\.cpp$|^tests/test_plugins\.cpp$'; then
   echo "check-style: the files above include clf/plugin.hpp (Boost.DLL); only plugins may"
+  status=1
+fi
+# Plugins read the tuning by name (Device::knob): Tuning's layout is not part of the plugin ABI.
+if git grep -n -E '\bTuning\b|\.tuning\(\)|->tuning\(\)' -- 'plugins/*' 'samples/*'; then
+  echo "check-style: plugins above use clf::Tuning; they read tuning values with Device::knob"
   status=1
 fi
 [ "$status" = 0 ] && echo "check-style: clean"

@@ -20,7 +20,7 @@ inline std::shared_ptr<clf::Device> device() {
     // method=fast's boxes from sigma 5 on every device, so that the tests reach them below a
     // device's own crossover (GPUs take the exact kernel up to sigma 24; a test checks that).
     clf::Tuning t = device->tuning();
-    t.fast_gaussian_min_sigma = 5;
+    t.knobs["gaussian.fast_min_sigma"] = "5";
     device->set_tuning(t);
     return device;
   }();

@@ -1,10 +1,11 @@
 // Device choice, program building and the program cache.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 
-#include <unistd.h>
-
 #include "support.hpp"
+#include "tuning_database.hpp"
 
 using Catch::Matchers::Contains;
 
@@ -29,7 +30,8 @@ TEST_CASE("an unknown device selector is a clear error listing the devices") {
 
 TEST_CASE("devices are found by index, type and name") {
   auto first = clf::list_devices()[0];
-  auto by_index = clf::Device::open(std::to_string(first.platform_index) + ":" + std::to_string(first.device_index));
+  auto by_index = clf::Device::open(std::to_string(first.platform_index) + ":" +
+                                    std::to_string(first.device_index));
   CHECK(by_index->info().name == first.name);
   auto by_name = clf::Device::open(first.name.substr(0, 6));
   CHECK(by_name->info().name == first.name);
@@ -39,7 +41,8 @@ TEST_CASE("devices are found by index, type and name") {
 
 TEST_CASE("a kernel that fails to build reports the build log") {
   try {
-    test::device()->build("broken.cl", "__kernel void broken(__global float* p) { p[0] = undefined_thing; }", "");
+    test::device()->build(
+        "broken.cl", "__kernel void broken(__global float* p) { p[0] = undefined_thing; }", "");
     FAIL("expected a build error");
   } catch (const clf::Error& e) {
     CHECK(e.kind() == clf::ErrorKind::build);
@@ -50,8 +53,9 @@ TEST_CASE("a kernel that fails to build reports the build log") {
 
 TEST_CASE("programs are cached in memory and on disk", "[layout]") {
   // Unique per process, so that a cache left by an earlier run cannot answer for this one.
-  const std::string source = "__kernel void cached_probe(__global float* p) { p[get_global_id(0)] += " +
-                             std::to_string(::getpid()) + ".0f; }";
+  const std::string source =
+      "__kernel void cached_probe(__global float* p) { p[get_global_id(0)] += " +
+      std::to_string(::getpid()) + ".0f; }";
   auto device = test::device();
   device->build("probe.cl", source, "-D PROBE=1");
   const size_t built = device->programs_built();
@@ -92,7 +96,8 @@ TEST_CASE("a program gets clf/contract.h and only the helpers it names") {
   CHECK_NOTHROW(device->build("helpers.cl", source, "", clf::Helpers::border));
   CHECK_NOTHROW(device->build("helpers.cl", source, ""));  // all, by default
   // contract.h's numbers are there without any helper; border.clh's function is not.
-  CHECK_NOTHROW(device->build("contract.cl", "__kernel void k(__global int* p) { p[0] = CLF_PIXEL_F16; }", "",
+  CHECK_NOTHROW(device->build("contract.cl",
+                              "__kernel void k(__global int* p) { p[0] = CLF_PIXEL_F16; }", "",
                               clf::Helpers::none));
   CHECK_THROWS_AS(device->build("helpers.cl", source, "", clf::Helpers::stage), clf::Error);
 }
@@ -101,7 +106,7 @@ TEST_CASE("tuning fields by name: every field's text sets it back, bad names and
   const clf::Tuning device_tuning = test::device()->tuning();
   clf::Tuning t = device_tuning;
   const std::vector<std::string> names = clf::tuning_field_names();
-  CHECK(names.size() == 27);  // every field of clf::Tuning (clf/device.hpp)
+  CHECK(names.size() == 26);  // every field of clf::Tuning (clf/device.hpp)
   for (const std::string& name : names) {
     INFO(name);
     const std::string text = clf::tuning_field(t, name);
@@ -140,4 +145,85 @@ TEST_CASE("tuning fields by name: every field's text sets it back, bad names and
       CHECK_THAT(e.what(), Catch::Contains(words));
     }
   }
+}
+
+namespace {
+clf::DeviceInfo device_named(const std::string& name, bool gpu, const std::string& platform) {
+  clf::DeviceInfo info;
+  info.name = name;
+  info.vendor = gpu ? "NVIDIA Corporation" : "GenuineIntel";
+  info.platform_name = platform;
+  info.is_gpu = gpu;
+  info.is_cpu = !gpu && platform == "Portable Computing Language";
+  return info;
+}
+}  // namespace
+
+TEST_CASE("the tuning database: each device takes its sections, general to particular") {
+  using clf::detail::apply_tuning_database;
+  using clf::detail::tuning_database;
+  clf::Tuning h200, h100, pocl, other;
+  CHECK(apply_tuning_database(h200, device_named("NVIDIA H200", true, "NVIDIA CUDA"),
+                              tuning_database()) == std::vector<std::string>{"gpu", "device H200"});
+  CHECK(apply_tuning_database(h100, device_named("NVIDIA H100 80GB HBM3", true, "NVIDIA CUDA"),
+                              tuning_database()) == std::vector<std::string>{"gpu"});
+  CHECK(apply_tuning_database(
+            pocl, device_named("cpu-haswell-AMD EPYC", false, "Portable Computing Language"),
+            tuning_database()) == std::vector<std::string>{"cpu"});
+  CHECK(apply_tuning_database(other, device_named("Some DSP", false, "Vendor X"), tuning_database())
+            .empty());
+  CHECK(h200.separable_columns_tile_rows == 64);  // the H200's own measurement
+  CHECK(h100.separable_columns_tile_rows == 32);
+  CHECK(h100.vector_width == 4);
+  CHECK(pocl.vector_width == 16);
+  CHECK(clf::tuning_text(other) == clf::tuning_text(clf::Tuning()));
+  CHECK(h200.knobs.at("gaussian.fast_min_sigma") == "9");  // a plugin's knob, kept as text
+  CHECK(pocl.knobs.count("gaussian.fast_min_sigma") == 0);
+
+  // A more particular section applies later wherever it is written; one rank in file order.
+  clf::Tuning t;
+  apply_tuning_database(t, device_named("NVIDIA H200", true, "NVIDIA CUDA"),
+                        "[device H200]\ntile_width = 7\n[gpu]\ntile_width = 5\nvectors = 2\n"
+                        "[vendor nvidia]\nvectors = 3\n[gpu]\nvectors = 4\n");
+  CHECK(t.tile_width == 7);
+  CHECK(t.vectors == 3);
+
+  const std::pair<const char*, const char*> bad[] = {
+      {"[gpu]\n[tpu]\n", "tuning database line 2: unknown section [tpu]"},
+      {"vector_width = 4\n", "tuning database line 1: a value before any [section]"},
+      {"[gpu]\nvector_width 4\n", "tuning database line 2: expected NAME = VALUE"},
+      {"[device]\n", "tuning database line 1: [device TEXT] needs the text"},
+      // Checked even where no device here matches it.
+      {"# c\n[device nothing here]\n\nvector_with = 4\n",
+       "tuning database line 4: unknown tuning field 'vector_with'"},
+      {"[cpu]\ngaussian.fast_min_sigma = fast\n",
+       "tuning database line 2: tuning gaussian.fast_min_sigma: expected a number"},
+  };
+  for (const auto& [text, words] : bad) {
+    INFO(text);
+    try {
+      apply_tuning_database(t, device_named("NVIDIA H200", true, "NVIDIA CUDA"), text);
+      FAIL("accepted");
+    } catch (const clf::Error& e) {
+      CHECK(e.kind() == clf::ErrorKind::usage);
+      CHECK_THAT(e.what(), Catch::Contains(words));
+    }
+  }
+}
+
+TEST_CASE("a device says where its tuning came from, and plugins read it by name") {
+  auto device = clf::Device::open(test::device()->info().is_gpu ? "gpu" : "cpu");
+  CHECK_THAT(device->tuning_source(), Catch::StartsWith("database ["));
+  CHECK(device->knob("vector_width") == std::to_string(device->tuning().vector_width));
+  CHECK(device->knob_number("vector_width", -1) == device->tuning().vector_width);
+  CHECK(device->knob("variant") == clf::variant_name(device->tuning().variant));
+  CHECK(device->knob("someplugin.knob", "fallback") == "fallback");
+  CHECK(device->knob_number("someplugin.knob", 2.5) == 2.5);
+  CHECK_THROWS_WITH(device->knob_number("variant", 0), Contains("not a number"));
+  CHECK_THROWS_WITH(device->knob("no_such_field"), Contains("unknown tuning field"));
+  clf::Tuning t = device->tuning();
+  t.knobs["someplugin.knob"] = "7";
+  device->set_tuning(t);
+  CHECK(device->knob_number("someplugin.knob", 2.5) == 7);
+  CHECK_THAT(device->tuning_source(), Catch::EndsWith(", then set by the program"));
 }

@@ -283,7 +283,7 @@ TEST_CASE("gaussian method=fast stays within its stated bound of the exact blur,
   // A device whose exact kernel is faster up to a larger sigma takes it there.
   test::TuningScope scope;
   clf::Tuning t = test::device()->tuning();
-  t.fast_gaussian_min_sigma = 24;
+  t.knobs["gaussian.fast_min_sigma"] = "24";
   test::device()->set_tuning(t);
   clf::Pipeline below(test::device()), above(test::device());
   below.add(test::registry(), "gaussian:sigma=20,sigma_y=30,method=fast");

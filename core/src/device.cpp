@@ -18,6 +18,7 @@
 #include "clf/error.hpp"
 #include "embedded.hpp"
 #include "testing.hpp"
+#include "tuning_database.hpp"
 #include "util.hpp"
 
 namespace fs = std::filesystem;
@@ -100,89 +101,6 @@ std::string device_list_text(const std::vector<Found>& found) {
   return text.empty() ? " (none)" : text;
 }
 
-// GPUs' tuning, measured on the H100 (docs/PERFORMANCE.md has the current figures; the sweeps
-// that chose each value are in its git history).
-Tuning gpu_tuning() {
-  Tuning tuning;
-  // 4 x 4 outputs per work-item from aligned float4 reads (the blocked direct kernels). The tiled
-  // variant (--variant tiled) uses 248x4 tiles of 64 work-items, whose 62 + 2 float4s per staged
-  // row are one copy trip per work-item. Direct by default: NVIDIA runs async_work_group_copy as a
-  // blocking loop plus a barrier per call, so a tile pays one global-memory latency per staged
-  // row that direct reads overlap.
-  tuning.variant = Variant::direct;
-  // Tiled windows by async_work_group_copy: the work-items' own float4 loads won only the 9x9,
-  // where direct reads beat both.
-  tuning.stage_with_loads = false;
-  tuning.vector_width = 4;
-  tuning.tile_width = 248;
-  tuning.tile_height = 4;
-  tuning.group_width = 64;
-  // Separable kernels past 7x7 take the tiled single pass below at every radius: with the
-  // weights passed by value it beats the one pass in registers (8-row blocks) from radius 4.
-  tuning.separable_rows = 0;
-  // Blocked 2-D windows, rows per work-item by radius: 4, 6 at radius 3 and 4, 4 from 5, 8 from
-  // 9. Taller blocks read each window row for more outputs; the sums they keep in registers cost
-  // more than the reads save at middle radii.
-  tuning.block_rows = {{3, 6}, {5, 4}, {9, 8}};
-  // Blocked 2-D windows up to 33x33 (they beat one output per work-item there); past that the
-  // unrolled code grows as r^3.
-  tuning.blocked_max_radius = 16;
-  // Separable filters: the tiled single pass, row results in __local (faster than two passes at
-  // every radius measured). 32-column tiles, 128 rows for literal radii and 256 for radii as
-  // arguments (each the faster of the two for its kind).
-  tuning.separable_variant = Variant::tiled;
-  tuning.separable_tile_width = 32;
-  tuning.separable_tile_rows = 256;
-  tuning.separable_literal_tile_rows = 128;
-  tuning.separable_block_rows = 8;
-  // Radii as arguments take 5 rows per work-item (against 6, 7 and 8, over radii 20 to 60).
-  tuning.separable_arg_block_rows = 5;
-  // Columns first (kernels/correlate.clh, clf_separable_columns) at radii 5 to 20: groups of 128
-  // work-items over 256 columns walking down 32 rows in batches of 16. Rows first wins at radius
-  // 4 and from 24. Each work-item keeps 2r + 16 rows of a float2 column in registers.
-  tuning.separable_columns = {{5, 256, 16}, {21, 0, 0}};
-  tuning.separable_columns_tile_rows = 32;
-  // 16-column tiles where 32 would more than double the row work (large radii: the halo rows
-  // leave 32-column tiles few rows of their own in 48 KiB of local memory).
-  tuning.separable_min_tile_width = 16;
-  // The tiled pass takes radii past 32 as arguments: one program per tile shape, where a radius
-  // of its own costs a cold build each. Below 32 the literal radius is faster.
-  tuning.radius_arg_above = 32;
-  // 2-D windows by FFT (fft_pays): the direct taps one FFT unit costs, as measured.
-  tuning.fft_tap_cost = 28;
-  // method=fast from sigma 9: below it the exact tiled pass is as fast or faster.
-  tuning.fast_gaussian_min_sigma = 9;
-  return tuning;
-}
-
-Tuning cpu_tuning() {
-  Tuning tuning;
-  // On CPUs __local is only an extra copy through the same caches.
-  // One SIMD register of outputs per work-item (16 floats = AVX-512; fine on AVX2 too).
-  tuning.variant = Variant::direct;
-  // The tiled variant stages with PoCL's async_work_group_copy, which beats the work-items' own
-  // loads for every window.
-  tuning.stage_with_loads = false;
-  tuning.tile_width = 64;
-  tuning.tile_height = 8;
-  tuning.group_width = 64;
-  tuning.vector_width = 16;
-  // Windows of 7x7 and more: 4 vectors of 16 per work-item, each weight read feeding all 4
-  // (slower below 49 taps; 8 vectors lose to 4).
-  tuning.vectors = 4;
-  tuning.vectors_min_taps = 49;
-  // Radii past 12 as kernel arguments: a sweep of Gaussian sigmas (bench/compile_sweep.py) then
-  // builds a few programs instead of one per radius. The loops the compiler can no longer unroll
-  // cost little at large radii but much at small ones, so radii up to 12 (a bounded set) keep
-  // their own programs.
-  tuning.radius_arg_above = 12;
-  // 2-D windows by FFT (fft_pays): the direct taps one FFT unit costs, as measured.
-  tuning.fft_tap_cost = 45;
-  return tuning;
-}
-
-Tuning default_tuning(const DeviceInfo& info) { return info.is_gpu ? gpu_tuning() : cpu_tuning(); }
-
 }  // namespace
 
 std::string DeviceInfo::label() const {
@@ -206,6 +124,7 @@ struct Device::Impl {
   cl::Context context;
   cl::CommandQueue host_queue;  // blocking host transfers: weights uploads, pinned maps
   Tuning tuning;
+  std::string tuning_source;
   std::string cache_dir;
   uint64_t alloc_limit = 0;
   std::string build_options;  // DeviceOptions::build_options, with a leading space
@@ -222,6 +141,8 @@ struct Device::Impl {
 
   cl::Program try_disk_cache(const std::string& key, const std::string& options);
   void store_in_disk_cache(const std::string& key, const cl::Program& program);
+  cl::Program program(const std::string& key, const std::string& name, const std::string& full,
+                      const std::string& options);
 };
 
 std::shared_ptr<Device> Device::open(const std::string& selector, const DeviceOptions& options) {
@@ -289,7 +210,11 @@ std::shared_ptr<Device> Device::make(const DeviceInfo& info, const cl::Device& d
   cl_int err = CL_SUCCESS;
   impl->host_queue = cl::CommandQueue(impl->context, impl->device, 0, &err);
   cl_check(err, "clCreateCommandQueue", impl->info.name);
-  impl->tuning = default_tuning(impl->info);
+  const std::vector<std::string> sections =
+      detail::apply_tuning_database(impl->tuning, impl->info, detail::tuning_database());
+  impl->tuning_source = "database";
+  for (const auto& key : sections) impl->tuning_source += " [" + key + "]";
+  if (sections.empty()) impl->tuning_source = "defaults (no database section matches the device)";
   impl->alloc_limit = options.alloc_limit;
   if (!options.build_options.empty()) impl->build_options = " " + options.build_options;
   if (!options.cache_dir.empty()) {
@@ -346,7 +271,24 @@ uint64_t Device::max_alloc_bytes() const {
   return limit && limit < max ? limit : max;
 }
 const Tuning& Device::tuning() const { return impl_->tuning; }
-void Device::set_tuning(const Tuning& tuning) { impl_->tuning = tuning; }
+void Device::set_tuning(const Tuning& tuning) {
+  impl_->tuning = tuning;
+  const char* set = ", then set by the program";
+  if (impl_->tuning_source.find(set) == std::string::npos) impl_->tuning_source += set;
+}
+const std::string& Device::tuning_source() const { return impl_->tuning_source; }
+std::string Device::knob(const std::string& name, const std::string& fallback) const {
+  if (name.find('.') != std::string::npos && !impl_->tuning.knobs.count(name)) return fallback;
+  return tuning_field(impl_->tuning, name);
+}
+double Device::knob_number(const std::string& name, double fallback) const {
+  const std::string text = knob(name);
+  if (text.empty()) return fallback;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (*end) throw Error(ErrorKind::usage, "tuning " + name + " is '" + text + "', not a number");
+  return value;
+}
 const std::string& Device::cache_dir() const { return impl_->cache_dir; }
 size_t Device::programs_built() const { return impl_->programs_built; }
 void Device::on_release(size_t bytes) { impl_->in_use -= bytes; }
@@ -401,10 +343,38 @@ void Device::Impl::store_in_disk_cache(const std::string& key, const cl::Program
   if (!out || ec) fs::remove(tmp, ec);  // a cache that cannot be written is not an error
 }
 
+// The program of `key` (a hash of everything it is built from): from memory, the disk cache, or
+// compiled from `full`.
+cl::Program Device::Impl::program(const std::string& key, const std::string& name,
+                                  const std::string& full, const std::string& options) {
+  std::lock_guard<std::mutex> lock(programs_mutex);
+  if (auto it = programs.find(key); it != programs.end()) return it->second;
+
+  cl::Program built = try_disk_cache(key, options);
+  if (!built()) {
+    cl_int err = CL_SUCCESS;
+    built = cl::Program(context, full, false, &err);
+    cl_check(err, "clCreateProgramWithSource", name);
+    err = built.build({device}, options.c_str());
+    if (err != CL_SUCCESS) {
+      std::string log = trim(built.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device));
+      throw Error(ErrorKind::build,
+                  "building OpenCL program '" + name + "' for " + info.name + " failed (" +
+                      cl_error_name(err) + " from clBuildProgram, options '" + options + "'):\n" +
+                      (log.empty() ? "(empty build log)" : log),
+                  err);
+    }
+    ++programs_built;
+    store_in_disk_cache(key, built);
+  }
+  programs.emplace(key, built);
+  return built;
+}
+
 cl::Program Device::build(const std::string& name, const std::string& source,
                           const std::string& own_options, Helpers helpers) {
   Impl& d = *impl_;
-  const bool loads = uses(helpers, Helpers::stage) && tuning().stage_with_loads;
+  const bool loads = uses(helpers, Helpers::stage) && d.tuning.stage_with_loads;
   const std::string options = own_options + (loads ? " -D CLF_STAGE_LOADS" : "") + d.build_options;
   std::string full = clf_kernel_contract_h;
   if (uses(helpers, Helpers::border)) full += clf_kernel_border_clh;
@@ -414,28 +384,7 @@ cl::Program Device::build(const std::string& name, const std::string& source,
   const DeviceInfo& info = d.info;
   const std::string key = hex(fnv1a(info.platform_name + '\n' + info.name + '\n' + info.version +
                                     '\n' + info.driver_version + '\n' + options + '\n' + full));
-  std::lock_guard<std::mutex> lock(d.programs_mutex);
-  if (auto it = d.programs.find(key); it != d.programs.end()) return it->second;
-
-  cl::Program program = d.try_disk_cache(key, options);
-  if (!program()) {
-    cl_int err = CL_SUCCESS;
-    program = cl::Program(d.context, full, false, &err);
-    cl_check(err, "clCreateProgramWithSource", name);
-    err = program.build({d.device}, options.c_str());
-    if (err != CL_SUCCESS) {
-      std::string log = trim(program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(d.device));
-      throw Error(ErrorKind::build,
-                  "building OpenCL program '" + name + "' for " + info.name + " failed (" +
-                      cl_error_name(err) + " from clBuildProgram, options '" + options + "'):\n" +
-                      (log.empty() ? "(empty build log)" : log),
-                  err);
-    }
-    ++d.programs_built;
-    d.store_in_disk_cache(key, program);
-  }
-  d.programs.emplace(key, program);
-  return program;
+  return d.program(key, name, full, options);
 }
 
 cl::Kernel Device::kernel(const cl::Program& program, const char* name) {

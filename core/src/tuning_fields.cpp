@@ -147,7 +147,6 @@ const std::vector<Field>& fields() {
       bool_field("taps_by_value", &Tuning::taps_by_value),
       bool_field("stage_with_loads", &Tuning::stage_with_loads),
       double_field("fft_tap_cost", &Tuning::fft_tap_cost),
-      double_field("fast_gaussian_min_sigma", &Tuning::fast_gaussian_min_sigma),
   };
   return all;
 }
@@ -160,6 +159,15 @@ const Field& field(const std::string& name) {
   throw Error(ErrorKind::usage, "unknown tuning field '" + name + "' (fields: " + names + ")");
 }
 
+bool is_knob(const std::string& name) { return name.find('.') != std::string::npos; }
+
+// A number as a plugin's knob holds it: finite, any sign.
+void check_knob(const std::string& name, const std::string& value) {
+  char* end = nullptr;
+  const double d = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end || !std::isfinite(d)) throw bad_value(name, value, "a number");
+}
+
 }  // namespace
 
 std::vector<std::string> tuning_field_names() {
@@ -169,11 +177,17 @@ std::vector<std::string> tuning_field_names() {
 }
 
 std::string tuning_field(const Tuning& tuning, const std::string& name) {
-  return field(name).get(tuning);
+  if (!is_knob(name)) return field(name).get(tuning);
+  const auto knob = tuning.knobs.find(name);
+  if (knob == tuning.knobs.end())
+    throw Error(ErrorKind::usage, "no tuning knob '" + name + "' is set");
+  return knob->second;
 }
 
 void set_tuning_field(Tuning& tuning, const std::string& name, const std::string& value) {
-  field(name).set(tuning, value);
+  if (!is_knob(name)) return field(name).set(tuning, value);
+  check_knob(name, value);
+  tuning.knobs[name] = value;
 }
 
 void apply_tuning_text(Tuning& tuning, const std::string& text) {
@@ -190,6 +204,7 @@ std::string tuning_text(const Tuning& tuning) {
   std::string text;
   for (const Field& f : fields())
     text += (text.empty() ? "" : ",") + std::string(f.name) + "=" + f.get(tuning);
+  for (const auto& [name, value] : tuning.knobs) text += "," + name + "=" + value;
   return text;
 }
 

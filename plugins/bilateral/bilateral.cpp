@@ -90,20 +90,19 @@ class Bilateral : public Filter {
   Layout& layout_for(int channels) {
     auto found = kernels_.find(channels);
     if (found != kernels_.end()) return found->second;
-    const Tuning& tuning = device_.tuning();
+    const int vector_width = int(device_.knob_number("vector_width", 1));
     Layout layout;
     const uint64_t window_bytes = uint64_t(channels) * (tile_h + 2 * radius_) *
                                   ((plane_margin(radius_) + tile_w + radius_ + 3) / 4) * 16;
-    layout.tiled = tuning.variant == Variant::tiled && channels <= tiled_max_channels &&
+    layout.tiled = device_.knob("variant") == "tiled" && channels <= tiled_max_channels &&
                    window_bytes <= device_.info().local_mem_bytes;
-    layout.vector =
-        !layout.tiled && tuning.vector_width >= 4 ? std::min(tuning.vector_width, 8) : 1;
+    layout.vector = !layout.tiled && vector_width >= 4 ? std::min(vector_width, 8) : 1;
     std::string options = " -D CH=" + std::to_string(channels);
     if (device_.info().is_gpu) options += " -D BILATERAL_EXP=native_exp";
     if (layout.tiled) {
       options += " -D R=" + std::to_string(radius_) + " -D TW=" + std::to_string(tile_w) +
                  " -D TH=" + std::to_string(tile_h);
-      if (tuning.stage_with_loads) options += " -D CLF_STAGE_LOADS";
+      if (device_.knob_number("stage_with_loads", 0)) options += " -D CLF_STAGE_LOADS";
     } else if (layout.vector > 1) {
       options += " -D VW=" + std::to_string(layout.vector);
     }

@@ -219,7 +219,9 @@ class GaussianFactory : public FilterFactory {
     if (fast && p.has("radius"))
       throw Error(ErrorKind::usage,
                   "gaussian: radius sets the exact kernel's extent; method=fast takes none");
-    const double fast_from = device.tuning().fast_gaussian_min_sigma;
+    // The exact kernel below this sigma: as fast or faster there, and exact (the tuning database
+    // sets the knob per device).
+    const double fast_from = device.knob_number("gaussian.fast_min_sigma", 5);
     if (fast && std::min(sx, sy) >= fast_from) {
       char what[96];
       std::snprintf(what, sizeof what, "gaussian sigma %gx%g", sx, sy);

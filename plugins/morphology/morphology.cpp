@@ -8,7 +8,7 @@
 // the edges, the border applied before every erode and dilate. An erode or dilate of one element
 // up to 15x15 read from the input may instead run on the 2-D correlation's kernels with a min or
 // max in place of the multiply-add (clf::Correlation, WindowReduce): on GPUs blocks of 4 x
-// Tuning::extremum_block_rows outputs a work-item from float4 reads, each window row's extrema
+// extremum_block_rows (the tuning) outputs a work-item from float4 reads, each window row's extrema
 // over the element's centred segments taken once for all of them.
 #include <algorithm>
 #include <clf/correlate.hpp>
@@ -89,8 +89,8 @@ class Morphology : public Filter {
         what_(std::move(what)),
         // Direct: the tuning's vector of outputs a work-item (GPUs 4, CPUs 16); tiled devices
         // (no staged morphology kernel: the passes read few pixels each) one.
-        vector_(device.tuning().variant == Variant::direct && device.tuning().vector_width >= 4
-                    ? device.tuning().vector_width
+        vector_(device.knob("variant") == "direct" && device.knob_number("vector_width", 1) >= 4
+                    ? int(device.knob_number("vector_width", 1))
                     : 1) {
     for (Pass& p : passes_) {
       // method=auto: lines on GPUs from 9x9 (on the H200 they lose at 7x7 and win 1.8x at 31x31,

@@ -120,11 +120,11 @@ class RankFilter : public Filter {
   int radius_, q_;
   Border border_;
   std::string method_;
-  bool tiled_ = device_.tuning().variant == Variant::tiled;
+  bool tiled_ = device_.knob("variant") == "tiled";
   // Direct: the tuning's vector of outputs a work-item (GPUs 4), at most 8 (CPUs: 16 spill
   // the network's registers).
-  int vector_ = !tiled_ && device_.tuning().vector_width >= 4
-                    ? std::min(device_.tuning().vector_width, 8)
+  int vector_ = !tiled_ && device_.knob_number("vector_width", 1) >= 4
+                    ? std::min(int(device_.knob_number("vector_width", 1)), 8)
                     : 1;
   std::map<Way, cl::Kernel> kernels_;
   std::string layout() const {
@@ -167,7 +167,7 @@ class RankFilter : public Filter {
       if (tiled_) {
         options +=
             " -D TW=" + std::to_string(network_tile_w) + " -D TH=" + std::to_string(network_tile_h);
-        if (device_.tuning().stage_with_loads) options += " -D CLF_STAGE_LOADS";
+        if (device_.knob_number("stage_with_loads", 0)) options += " -D CLF_STAGE_LOADS";
       }
       source = "#define CLF_RANK_NETWORK " + pruned_network(k * k, q_) + "\n" + source;
       if (vector_ > 1) options += " -D VW=" + std::to_string(vector_);

@@ -1,6 +1,7 @@
 // clf::Device: one OpenCL device with its context, program cache, counted allocator and tuning.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,7 +28,9 @@ struct DeviceInfo {
 // Every device of every platform. Throws Error(device) when no platform is installed.
 std::vector<DeviceInfo> list_devices();
 
-// How kernels are laid out on this device: picked per device type, overridable (set_tuning).
+// How kernels are laid out on this device: from the tuning database (core/tuning/devices.tuning)
+// by the device's type, platform, vendor and name; overridable (Device::set_tuning). Plugins read
+// it by name (Device::knob), not through this struct, whose layout is not part of the plugin ABI.
 enum class Variant { tiled, direct };
 struct Tuning {
   Variant variant = Variant::direct;
@@ -95,13 +98,13 @@ struct Tuning {
   // 2-D windows by FFT (clf::fft_pays): the direct taps that cost as much as one unit of FFT work
   // (clf::fft_cost) on this device; 0 = never chosen on its own (method=fft still forces it).
   double fft_tap_cost = 0;
-  // The Gaussian's method=fast (the multirate blur) from this sigma on; below it the exact kernel,
-  // as fast or faster there and exact, stands in for it. CPUs take 5, GPUs 9.
-  double fast_gaussian_min_sigma = 5;
+  // Plugins' own knobs by name, "plugin.knob" -> its value as text (Device::knob reads them).
+  std::map<std::string, std::string> knobs;
 };
 const char* variant_name(Variant variant);
 // Tuning's fields by name, each as text: whole numbers, 0 or 1, direct or tiled, numbers, and the
 // tables as entries of whole numbers joined by ':' separated by spaces ("block_rows=4:8 9:16").
+// A name with a dot ("gaussian.fast_min_sigma") is a plugin's knob, a number kept as given.
 // Unknown names and values out of form throw Error(usage) naming the field.
 std::vector<std::string> tuning_field_names();
 std::string tuning_field(const Tuning& tuning, const std::string& name);
@@ -212,6 +215,14 @@ class Device {
 
   const Tuning& tuning() const;
   void set_tuning(const Tuning& tuning);
+  // Where the tuning came from: "database [gpu] [device H200]", and ", then set by the program"
+  // after set_tuning.
+  const std::string& tuning_source() const;
+  // A tuning value by name, as text (tuning_field's): a field ("vector_width", "variant") or a
+  // plugin's knob ("gaussian.fast_min_sigma"); `fallback` for a knob nothing set. What plugins
+  // use: Tuning's layout may change without breaking them.
+  std::string knob(const std::string& name, const std::string& fallback = "") const;
+  double knob_number(const std::string& name, double fallback) const;  // a number's (0/1: bool)
   // Frees the buffers kept for the next device images (see DeviceImage); a run or an image that
   // finds the device out of memory does so before it tries again.
   void release_recycled();

@@ -17,7 +17,8 @@ namespace clf {
 // 3: headers by concept, Stage's fields private, ParamSpec's open bounds, contract.h.
 // 4: Stage::pixel_type() and image_rows(); BorderMode::ignore.
 // 5: Filter::device_bytes_ahead(); Correlation's WindowReduce; Tuning::extremum_block_rows.
-// 6: SeparableCorrelation's epilogue. 7: Stage records its commands through one trace.
+// 6: SeparableCorrelation's epilogue. 7: Stage records its commands through one trace; plugins
+// read the tuning by name (Device::knob), so Tuning's layout is no longer part of the ABI.
 constexpr int plugin_abi_version = 7;
 
 struct PluginManifest {
@@ -43,10 +44,9 @@ inline const std::string& plugin_abi_tag() {
     t += "; stdlib unknown";
 #endif
     t += "; sizes";
-    for (size_t size :
-         {sizeof(ParamSpec), sizeof(Params), sizeof(Matrix), sizeof(Plane), sizeof(Stage),
-          sizeof(Halo), sizeof(Border), sizeof(PluginManifest), sizeof(Tuning), sizeof(DeviceInfo),
-          sizeof(std::string), sizeof(std::shared_ptr<int>)})
+    for (size_t size : {sizeof(ParamSpec), sizeof(Params), sizeof(Matrix), sizeof(Plane),
+                        sizeof(Stage), sizeof(Halo), sizeof(Border), sizeof(PluginManifest),
+                        sizeof(DeviceInfo), sizeof(std::string), sizeof(std::shared_ptr<int>)})
       t += " " + std::to_string(size);
     return t;
   }();
