@@ -278,12 +278,29 @@ clf::PixelType parse_type(const std::string& t) {
 
 }  // namespace
 
+// --tune: clf::tune on the device, each candidate's line as it is measured, then the winners.
+int tune_device(const std::shared_ptr<clf::Device>& device, const clf::Registry& registry) {
+  std::printf("device: %s\ntuning: %s\n", device->info().label().c_str(),
+              device->tuning_source().c_str());
+  clf::TuneOptions options;
+  options.progress = [](const std::string& line) { std::printf("  %s\n", line.c_str()); };
+  const auto start = std::chrono::steady_clock::now();
+  for (const clf::TuneResult& r : clf::tune(device, registry, options))
+    std::printf("%s: %.3f ms, the database's %.3f ms (%.2fx), %d candidates, %d refused\n  %s\n",
+                r.family.c_str(), r.chosen_ms, r.database_ms, r.database_ms / r.chosen_ms,
+                r.candidates, r.failed, r.chosen.empty() ? "the database's" : r.chosen.c_str());
+  std::printf("took %.0f s; kept in %s\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+              clf::tuned_file(*device).c_str());
+  return 0;
+}
+
 int main(int argc, char** argv) try {
   int width = 3840, height = 2160, channels = 1, reps = 5;
   const clf::Environment env = clf::read_environment();
   std::string device_sel, json_path, trace_path, type_name = "f32";
   std::vector<std::string> filters;
-  bool smoke = false, pageable = false, scale = false;
+  bool smoke = false, pageable = false, scale = false, tune = false;
   int strip_rows = 0, slots = 3;  // streamed runs: 0 = the streamer's choice
   int batch = 0, jobs_per_device = 2, separable_rows = -1;
   // --separable-tile: 0 = the device's tuning
@@ -384,6 +401,8 @@ int main(int argc, char** argv) try {
       tile_min_w = std::max(4, std::stoi(next()));
     else if (a == "--tuning")
       tuning_text += (tuning_text.empty() ? "" : ",") + next();
+    else if (a == "--tune")  // clfilter --tune, where the CLI is not built (no OpenImageIO)
+      tune = true;
     else if (a == "-h" || a == "--help") {
       std::cout
           << "usage: clfilter-bench [--size WxH] [--channels C] [--type f32|u8|u16|f16] [--reps "
@@ -398,6 +417,8 @@ int main(int argc, char** argv) try {
              "                      [--vectors N,MIN_TAPS]\n"
              "                      [--radius-arg-above R] [--tall-block-rows N] [--block-rows N]\n"
              "                      [--group-width N] [--extremum-rows N]\n"
+             "                      [--tune] (clfilter --tune: measure the layouts, keep the "
+             "fastest)\n"
              "                      [--tuning NAME=VALUE,...]  (any field of clf::Tuning; "
              "--tuning list lists them)\n"
              "       clfilter-bench --batch N [--jobs J] [--device all|SEL,SEL...] [--size WxH] "
@@ -457,6 +478,7 @@ int main(int argc, char** argv) try {
   auto device =
       clf::Device::open(device_sel.empty() ? env.device : device_sel, env.device_options());
   clf::Registry registry(env.plugin_path);
+  if (tune) return tune_device(device, registry);
   // Pinned, as clfilter's CLI allocates them (--pageable measures ordinary heap images).
   const clf::Image in =
       make_image(*device, width, height, channels, parse_type(type_name), !pageable);

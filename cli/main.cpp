@@ -345,6 +345,32 @@ int run_batch(const Options& o, const clf::Registry& registry,
   return 0;
 }
 
+// --tune: each device's kernel families measured, the winners kept in its tuned file.
+int tune(const Options& o, const clf::Registry& registry) {
+  if (!o.positional.empty() || !o.filters.empty())
+    throw clf::Error(clf::ErrorKind::usage,
+                     "--tune measures workloads of its own: it takes no files and no --filter");
+  for (const auto& device : clf::open_devices(o.device, o.env.device_options())) {
+    std::cerr << "clfilter: tuning " << device->info().label() << "\n";
+    clf::TuneOptions options;
+    if (!o.quiet)
+      options.progress = [](const std::string& line) {
+        check_interrupted("while tuning");
+        std::cerr << "  " << line << "\n";
+      };
+    for (const clf::TuneResult& r : clf::tune(device, registry, options)) {
+      char line[160];
+      std::snprintf(line, sizeof line, "%s: %.3f ms, the database's %.3f ms (%.2fx), %d candidates",
+                    r.family.c_str(), r.chosen_ms, r.database_ms, r.database_ms / r.chosen_ms,
+                    r.candidates);
+      std::cout << line << (r.failed ? ", " + std::to_string(r.failed) + " refused" : "") << "\n"
+                << "  " << (r.chosen.empty() ? "the database's layout" : r.chosen) << "\n";
+    }
+    std::cout << "kept in " << clf::tuned_file(*device) << "\n";
+  }
+  return 0;
+}
+
 int run(int argc, char** argv) {
   Options o = clf::cli::parse_args(argc, argv);
   if (o.help) {
@@ -376,6 +402,7 @@ int run(int argc, char** argv) {
     print_completion(registry, *o.complete);
     return 0;
   }
+  if (o.tune) return tune(o, registry);
   const std::vector<clf::FileJob> jobs = clf::plan_jobs(o.positional, o.output_dir, o.frames);
   if (!o.output_dir.empty()) clf::prepare_output_dir(o.output_dir);
   const bool batch = !o.output_dir.empty() || !o.frames.empty();

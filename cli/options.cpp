@@ -163,6 +163,11 @@ const std::vector<OptionSpec> table = {
      Complete::filters, "", [](O& o, S, S v) { o.list_filters = v; }},
     {"--list-devices", nullptr, output, "every OpenCL device, with its driver and memory",
      Complete::none, "", [](O& o, S, S) { o.list_devices = true; }},
+    {"--tune", nullptr, output,
+     "measure the kernel layouts on the device (--device) and keep\n"
+     "the fastest for later runs, in the cache directory (a minute\n"
+     "or two; -v says where a run's tuning came from)",
+     Complete::none, "", [](O& o, S, S) { o.tune = true; }},
     {"-h, --help", nullptr, output, "this text", Complete::none, "",
      [](O& o, S, S) { o.help = true; }},
     {"--version", nullptr, output, "print the version", Complete::none, "",
@@ -189,7 +194,7 @@ const char* const preamble =
     R"(usage: clfilter IN OUT --filter NAME[:key=value,...] [--filter ...] [options]
        clfilter IN... --output-dir DIR --filter ... [--jobs N]
        clfilter IN_PATTERN OUT_PATTERN --frames LIST --filter ...
-       clfilter --list-filters [NAME] | --list-devices | --help | --version
+       clfilter --list-filters [NAME] | --list-devices | --tune | --help | --version
 
 Runs OpenCL image filters over IN and writes OUT (any format OpenImageIO reads and
 writes: EXR, PNG, TIFF, JPEG, ...). Filters apply in the order given, fused on the

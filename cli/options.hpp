@@ -20,7 +20,7 @@ struct Options {
   std::optional<std::string> list_filters, complete;
   OutputOptions output;
   bool list_devices = false, help = false, version = false, stats = false, quiet = false,
-       verbose = false;
+       verbose = false, tune = false;
   RunOptions run;
 };
 

@@ -1,8 +1,10 @@
 // Device choice, program building and the program cache.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "support.hpp"
 #include "tuning_database.hpp"
@@ -226,4 +228,53 @@ TEST_CASE("a device says where its tuning came from, and plugins read it by name
   device->set_tuning(t);
   CHECK(device->knob_number("someplugin.knob", 2.5) == 7);
   CHECK_THAT(device->tuning_source(), Catch::EndsWith(", then set by the program"));
+}
+
+TEST_CASE("a tuning run keeps each family's fastest layout, and later devices open with it") {
+  const auto dir = std::filesystem::temp_directory_path() / ("clf_tune_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  clf::DeviceOptions options;
+  options.cache_dir = dir.string();
+  const std::string selector = test::device()->info().is_gpu ? "gpu" : "cpu";
+  auto device = clf::Device::open(selector, options);
+  const std::string database = clf::tuning_text(device->tuning());
+  clf::TuneOptions small;
+  small.width = 96;
+  small.height = 80;
+  std::vector<std::string> lines;
+  small.progress = [&](const std::string& line) { lines.push_back(line); };
+  const std::vector<clf::TuneResult> results = clf::tune(device, test::registry(), small);
+  const std::vector<clf::TuneFamily> families = clf::tune_families(device->info());
+  REQUIRE(results.size() == families.size());
+  size_t measured = 0;
+  for (size_t f = 0; f < results.size(); ++f) {
+    INFO(results[f].family);
+    CHECK(results[f].family == families[f].name);
+    CHECK(results[f].candidates == int(families[f].candidates.size()));
+    CHECK(results[f].chosen_ms > 0);
+    CHECK(results[f].chosen_ms <= results[f].database_ms);
+    const auto& c = families[f].candidates;
+    CHECK((results[f].chosen.empty() || std::count(c.begin(), c.end(), results[f].chosen) == 1));
+    measured += c.size() + 1;
+  }
+  CHECK(lines.size() == measured);  // a line per candidate, the database's included
+  const std::string path = clf::tuned_file(*device);
+  CHECK(path.rfind(dir.string(), 0) == 0);
+  REQUIRE(std::filesystem::exists(path));
+  // The device now runs the winners; a device opened later starts from them.
+  clf::Tuning expect;
+  clf::apply_tuning_text(expect, database);
+  for (const auto& r : results) clf::apply_tuning_text(expect, r.chosen);
+  CHECK(clf::tuning_text(device->tuning()) == clf::tuning_text(expect));
+  auto later = clf::Device::open(selector, options);
+  CHECK(clf::tuning_text(later->tuning()) == clf::tuning_text(expect));
+  CHECK_THAT(later->tuning_source(), Contains("tuned (" + path + ")"));
+  // A file that no longer parses is named, with what to do.
+  std::ofstream(path, std::ios::app) << "vector_width = many\n";
+  CHECK_THROWS_WITH(clf::Device::open(selector, options),
+                    Contains("tuned file " + path) && Contains("clfilter --tune again"));
+  std::filesystem::remove_all(dir);
+  // Without a cache directory there is nowhere to keep the results.
+  CHECK_THROWS_WITH(clf::tune(clf::Device::open(selector), test::registry(), small),
+                    Contains("cache directory"));
 }

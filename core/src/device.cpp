@@ -210,11 +210,6 @@ std::shared_ptr<Device> Device::make(const DeviceInfo& info, const cl::Device& d
   cl_int err = CL_SUCCESS;
   impl->host_queue = cl::CommandQueue(impl->context, impl->device, 0, &err);
   cl_check(err, "clCreateCommandQueue", impl->info.name);
-  const std::vector<std::string> sections =
-      detail::apply_tuning_database(impl->tuning, impl->info, detail::tuning_database());
-  impl->tuning_source = "database";
-  for (const auto& key : sections) impl->tuning_source += " [" + key + "]";
-  if (sections.empty()) impl->tuning_source = "defaults (no database section matches the device)";
   impl->alloc_limit = options.alloc_limit;
   if (!options.build_options.empty()) impl->build_options = " " + options.build_options;
   if (!options.cache_dir.empty()) {
@@ -222,6 +217,7 @@ std::shared_ptr<Device> Device::make(const DeviceInfo& info, const cl::Device& d
     fs::create_directories(options.cache_dir, ec);
     if (!ec) impl->cache_dir = options.cache_dir;  // a cache that cannot be made is not an error
   }
+  impl->tuning_source = detail::initial_tuning(impl->tuning, impl->info, impl->cache_dir);
   return std::shared_ptr<Device>(new Device(std::move(impl)));
 }
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "clf/error.hpp"
@@ -27,7 +29,7 @@ std::string lowered(std::string s) {
 }
 
 Error malformed(int line, const std::string& what) {
-  return Error(ErrorKind::usage, "tuning database line " + std::to_string(line) + ": " + what);
+  return Error(ErrorKind::usage, "line " + std::to_string(line) + ": " + what);
 }
 
 // "[device H200]" -> its rank and whether `info` is such a device.
@@ -77,11 +79,7 @@ std::vector<Section> parse(const std::string& database, const DeviceInfo& info) 
   return sections;
 }
 
-}  // namespace
-
-std::vector<std::string> apply_tuning_database(Tuning& tuning, const DeviceInfo& info,
-                                               const std::string& database) {
-  std::vector<Section> sections = parse(database, info);
+std::vector<std::string> apply_sections(Tuning& tuning, std::vector<Section> sections) {
   std::stable_sort(sections.begin(), sections.end(),
                    [](const Section& a, const Section& b) { return a.rank < b.rank; });
   std::vector<std::string> applied;
@@ -100,9 +98,49 @@ std::vector<std::string> apply_tuning_database(Tuning& tuning, const DeviceInfo&
   return applied;
 }
 
+}  // namespace
+
+std::vector<std::string> apply_tuning_database(Tuning& tuning, const DeviceInfo& info,
+                                               const std::string& database,
+                                               const std::string& what) {
+  try {
+    return apply_sections(tuning, parse(database, info));
+  } catch (const Error& e) {
+    throw Error(ErrorKind::usage, what + " " + e.what());
+  }
+}
+
 const std::string& tuning_database() {
   static const std::string text = clf_tuning_devices_tuning;
   return text;
+}
+
+std::string tuned_path(const DeviceInfo& info, const std::string& cache_dir) {
+  if (cache_dir.empty()) return "";
+  std::string name = info.name + "-" + info.driver_version;
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
+  return (std::filesystem::path(cache_dir) / "tuning" / (name + ".tuning")).string();
+}
+
+std::string initial_tuning(Tuning& tuning, const DeviceInfo& info, const std::string& cache_dir) {
+  const std::vector<std::string> sections = apply_tuning_database(tuning, info, tuning_database());
+  std::string source = "database";
+  for (const auto& key : sections) source += " [" + key + "]";
+  if (sections.empty()) source = "defaults (no database section matches the device)";
+  const std::string path = tuned_path(info, cache_dir);
+  std::ifstream file(path);
+  if (path.empty() || !file) return source;
+  std::stringstream text;
+  text << file.rdbuf();
+  try {
+    if (apply_tuning_database(tuning, info, text.str(), "tuned file " + path).empty())
+      return source;
+  } catch (const Error& e) {
+    throw Error(ErrorKind::usage,
+                std::string(e.what()) + " (delete the file, or run clfilter --tune again)");
+  }
+  return source + ", tuned (" + path + ")";
 }
 
 }  // namespace clf::detail

@@ -13,8 +13,15 @@ namespace clf::detail {
 // the sections applied, as written ("gpu", "device H200"). Throws Error(usage) naming the line of
 // anything malformed.
 std::vector<std::string> apply_tuning_database(Tuning& tuning, const DeviceInfo& info,
-                                               const std::string& database);
+                                               const std::string& database,
+                                               const std::string& what = "tuning database");
 // The database compiled into the library.
 const std::string& tuning_database();
+// A tuning run's file for the device (clf::tuned_file): "" without a cache directory.
+std::string tuned_path(const DeviceInfo& info, const std::string& cache_dir);
+// The database, then the device's tuned file if there is one: what a device opens with. Returns
+// where it came from (Device::tuning_source). A tuned file that does not parse is an
+// Error(usage) naming it.
+std::string initial_tuning(Tuning& tuning, const DeviceInfo& info, const std::string& cache_dir);
 
 }  // namespace clf::detail

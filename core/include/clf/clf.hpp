@@ -14,3 +14,4 @@
 #include "clf/rows.hpp"
 #include "clf/stage.hpp"
 #include "clf/stats.hpp"
+#include "clf/tuner.hpp"

@@ -1,0 +1,47 @@
+// The autotuner: measures each kernel family's candidate layouts on a device and keeps the
+// fastest, so that a device nobody measured gets its layout from one tuning run. The winners are
+// written to the device's tuned file in the cache directory, which Device::open applies after the
+// tuning database on every later run (Device::tuning_source names it).
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "clf/device.hpp"
+
+namespace clf {
+
+class Registry;
+
+// One kernel family: the filters that measure it and the layouts it may take, each a
+// tuning text ("NAME=VALUE,..." over the device's database tuning; "" = the database's own).
+struct TuneFamily {
+  std::string name;
+  std::vector<std::string> workloads;  // filter specs, e.g. "gaussian:sigma=3"
+  std::vector<std::string> candidates;
+};
+// The families there are, with candidates for this kind of device.
+std::vector<TuneFamily> tune_families(const DeviceInfo& info);
+
+struct TuneResult {
+  std::string family, chosen;  // chosen: the winning candidate's text ("" = the database's)
+  double database_ms = 0, chosen_ms = 0;  // the workloads' summed time per run
+  int candidates = 0, failed = 0;         // failed: candidates the device refused
+};
+
+struct TuneOptions {
+  int width = 0, height = 0;  // the measured image, f32 1 channel; 0: 4096^2 on GPUs, 1024^2 else
+  std::function<void(const std::string&)> progress;  // a line per candidate measured
+};
+
+// Measures every family's candidates on `device` (restoring its tuning after), writes the
+// winners to tuned_file(device) and applies them to `device`. Throws Error(usage) when the
+// device has no cache directory to keep them in.
+std::vector<TuneResult> tune(const std::shared_ptr<Device>& device, const Registry& registry,
+                             const TuneOptions& options = {});
+// Where a device's tuning run is kept: <cache_dir>/tuning/<device name>-<driver version>.tuning;
+// "" when the device has no cache directory.
+std::string tuned_file(const Device& device);
+
+}  // namespace clf

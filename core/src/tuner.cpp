@@ -1,0 +1,248 @@
+// The autotuner (clf/tuner.hpp): every candidate layout of a family runs the family's workloads on
+// one device image; a candidate whose output differs from the database layout's is refused, the
+// fastest of the rest is kept.
+#include "clf/tuner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "clf/error.hpp"
+#include "clf/pipeline.hpp"
+#include "tuning_database.hpp"
+
+namespace clf {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr double min_gain = 0.97;  // a candidate must take at most this share of the database's
+
+// An n x n kernel of small integers with no separable structure, as convolve's kernel=.
+std::string full_rank_kernel(int n) {
+  std::string text;
+  for (int r = 0; r < n; ++r)
+    for (int c = 0; c < n; ++c)
+      text += (c ? "," : r ? ";" : "") + std::to_string((r * 13 + c * 7 + r * c) % 11 - 5);
+  return text;
+}
+
+std::vector<std::string> window_candidates(const DeviceInfo& info) {
+  if (!info.is_gpu)
+    return {"variant=direct,vector_width=4,vectors=1", "variant=direct,vector_width=8,vectors=1",
+            "variant=direct,vector_width=16,vectors=1",
+            "variant=direct,vector_width=16,vectors=4,vectors_min_taps=25",
+            "variant=tiled,tile_width=64,tile_height=8,group_width=64"};
+  std::vector<std::string> all;
+  for (const char* rows : {"2", "4", "8"})
+    for (const char* blocks : {"", "3:6 5:4 9:8", "4:8"})
+      all.push_back(std::string("variant=direct,vector_width=4,tile_height=") + rows +
+                    ",block_rows=" + blocks);
+  all.push_back("variant=direct,vector_width=1");
+  for (const char* loads : {"0", "1"})
+    all.push_back(std::string("variant=tiled,tile_width=248,tile_height=4,group_width=64,") +
+                  "stage_with_loads=" + loads);
+  return all;
+}
+
+std::vector<std::string> separable_candidates(const DeviceInfo& info) {
+  const std::string columns = "separable_variant=tiled,separable_columns=";
+  std::vector<std::string> all = {"separable_variant=direct,separable_columns=,separable_rows=0"};
+  for (const char* width : {"32", "64"})
+    for (const char* rows : {"64", "128"})
+      all.push_back(columns + ",separable_tile_width=" + width +
+                    ",separable_literal_tile_rows=" + rows);
+  const std::vector<const char*> widths =
+      info.is_gpu ? std::vector<const char*>{"128", "256", "512"} : std::vector<const char*>{"256"};
+  for (const char* width : widths)
+    for (const char* batch : {"8", "16"})
+      for (const char* walk : {"32", "64"})
+        all.push_back(columns + "5:" + width + ":" + batch + " 21:0:0" +
+                      ",separable_columns_tile_rows=" + walk);
+  return all;
+}
+
+// "NAME=VALUE,..." as pairs (apply_tuning_text's rule).
+std::vector<std::pair<std::string, std::string>> pairs_of(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  std::istringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    const size_t eq = item.find('=');
+    pairs.emplace_back(item.substr(0, eq), eq == std::string::npos ? "" : item.substr(eq + 1));
+  }
+  return pairs;
+}
+
+// A deterministic image of values in [0, 1).
+Image test_image(int width, int height) {
+  Image image(width, height, 1, PixelType::f32);
+  float* p = reinterpret_cast<float*>(image.data());
+  uint32_t state = 12345;
+  for (size_t i = 0; i < size_t(width) * size_t(height); ++i) {
+    state = state * 1664525u + 1013904223u;
+    p[i] = float(state >> 8) / float(1 << 24);
+  }
+  return image;
+}
+
+bool close_to(const Image& a, const Image& b) {
+  const float* x = reinterpret_cast<const float*>(a.data());
+  const float* y = reinterpret_cast<const float*>(b.data());
+  const size_t n = size_t(a.width()) * size_t(a.height());
+  float scale = 1;
+  for (size_t i = 0; i < n; ++i) scale = std::max(scale, std::abs(y[i]));
+  for (size_t i = 0; i < n; ++i)
+    if (!(std::abs(x[i] - y[i]) <= 1e-4f * scale)) return false;
+  return true;
+}
+
+class Measure {
+ public:
+  Measure(const std::shared_ptr<Device>& device, const Registry& registry, int width, int height)
+      : device_(device),
+        registry_(registry),
+        in_(device, width, height, 1, PixelType::f32),
+        out_(device, width, height, 1, PixelType::f32) {
+    in_.write(test_image(width, height));
+  }
+  // The workload's time per run with the device's current tuning; its output in `result`.
+  double time(const std::string& spec, Image& result) {
+    Pipeline pipeline(device_);
+    pipeline.add(registry_, spec);
+    auto runs_for = [&](int runs) {
+      const auto start = Clock::now();
+      for (int r = 0; r < runs; ++r) pipeline.run(in_, out_);
+      out_.wait();
+      return std::chrono::duration<double, std::milli>(Clock::now() - start).count() / runs;
+    };
+    const double first = runs_for(1);  // builds the programs
+    const int runs = std::clamp(int(20 / std::max(runs_for(1), 1e-3)), 1, 50);
+    double best = first;
+    for (int rep = 0; rep < 3; ++rep) best = std::min(best, runs_for(runs));
+    result = out_.read();
+    return best;
+  }
+
+ private:
+  std::shared_ptr<Device> device_;
+  const Registry& registry_;
+  DeviceImage in_, out_;
+};
+
+// The family's fastest candidate over `base` whose outputs match the base's.
+TuneResult tune_family(const TuneFamily& family, Device& device, const Tuning& base,
+                       Measure& measure, const TuneOptions& options) {
+  TuneResult result;
+  result.family = family.name;
+  std::vector<Image> expected(family.workloads.size());
+  double best = std::numeric_limits<double>::infinity();
+  for (size_t c = 0; c <= family.candidates.size(); ++c) {
+    const std::string text = c == 0 ? "" : family.candidates[c - 1];
+    Tuning tuning = base;
+    apply_tuning_text(tuning, text);
+    device.set_tuning(tuning);
+    double ms = 0;
+    bool same = true;
+    try {
+      for (size_t w = 0; w < family.workloads.size(); ++w) {
+        Image output;
+        ms += measure.time(family.workloads[w], c == 0 ? expected[w] : output);
+        same = same && (c == 0 || close_to(output, expected[w]));
+      }
+    } catch (const Error&) {
+      if (c == 0) throw;  // the database's own layout must run
+      same = false;
+    }
+    if (c > 0) ++result.candidates;
+    if (!same) ++result.failed;
+    if (options.progress) {
+      char time[32];
+      std::snprintf(time, sizeof time, "%.3f ms", ms);
+      options.progress(family.name + " " + std::to_string(c) + "/" +
+                       std::to_string(family.candidates.size()) + " " +
+                       (text.empty() ? "(the database's)" : text) + ": " +
+                       (same ? time : "refused: its output differs, or the device refused it"));
+    }
+    if (c == 0) result.database_ms = ms;
+    // A candidate replaces the database's layout only where it wins beyond the timing noise.
+    if (same && ms < best && (c == 0 || ms < min_gain * result.database_ms)) {
+      best = ms;
+      result.chosen = text;
+      result.chosen_ms = ms;
+    }
+  }
+  return result;
+}
+
+std::string tuned_text(const DeviceInfo& info, const std::vector<TuneResult>& results, int width,
+                       int height) {
+  std::ostringstream text;
+  text << "# Written by clfilter --tune: the fastest layout of each kernel family measured on\n"
+       << "# this device, " << width << "x" << height
+       << " f32, per run of the family's workloads.\n"
+       << "# Delete the file to go back to the tuning database alone.\n";
+  text.precision(3);
+  text << std::fixed;
+  for (const TuneResult& r : results)
+    text << "# " << r.family << ": " << r.chosen_ms << " ms (the database's " << r.database_ms
+         << " ms), of " << r.candidates << " candidates, " << r.failed << " refused\n";
+  text << "[device " << info.name << "]\n";
+  for (const TuneResult& r : results)
+    for (const auto& [name, value] : pairs_of(r.chosen)) text << name << " = " << value << "\n";
+  return text.str();
+}
+
+}  // namespace
+
+std::vector<TuneFamily> tune_families(const DeviceInfo& info) {
+  return {{"window",
+           {"convolve:kernel=" + full_rank_kernel(5), "convolve:kernel=" + full_rank_kernel(9)},
+           window_candidates(info)},
+          {"separable", {"gaussian:sigma=2", "gaussian:sigma=5"}, separable_candidates(info)}};
+}
+
+std::string tuned_file(const Device& device) {
+  return detail::tuned_path(device.info(), device.cache_dir());
+}
+
+std::vector<TuneResult> tune(const std::shared_ptr<Device>& device, const Registry& registry,
+                             const TuneOptions& options) {
+  const std::string path = tuned_file(*device);
+  if (path.empty())
+    throw Error(ErrorKind::usage,
+                "tuning needs a cache directory to keep its results in (CLF_NO_DISK_CACHE is set)");
+  const DeviceInfo& info = device->info();
+  const int width = options.width ? options.width : info.is_gpu ? 4096 : 1024;
+  const int height = options.height ? options.height : width;
+  // From the database alone, whatever an earlier tuning run chose.
+  Tuning base;
+  detail::apply_tuning_database(base, info, detail::tuning_database());
+  const Tuning before = device->tuning();
+  std::vector<TuneResult> results;
+  Tuning tuned = base;
+  try {
+    Measure measure(device, registry, width, height);
+    for (const TuneFamily& family : tune_families(info)) {  // each over the ones before
+      results.push_back(tune_family(family, *device, tuned, measure, options));
+      apply_tuning_text(tuned, results.back().chosen);
+    }
+  } catch (...) {
+    device->set_tuning(before);
+    throw;
+  }
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  const std::string temp = path + ".tmp";
+  {
+    std::ofstream file(temp);
+    file << tuned_text(info, results, width, height);
+    if (!file.flush()) throw Error(ErrorKind::io, "cannot write " + temp);
+  }
+  std::filesystem::rename(temp, path);
+  device->set_tuning(tuned);
+  return results;
+}
+
+}  // namespace clf
