@@ -162,6 +162,20 @@ TEST_CASE("help, version and listings teach and exit 0") {
   CHECK_THAT(devices.out, Contains(clf::list_devices()[0].name));
 }
 
+TEST_CASE("--tune refuses files and filters, and -v names where the tuning came from") {
+  // The tuning run itself is test_device's (clf::tune); here the command line around it.
+  const Result files = clfilter("--tune in.png out.png");
+  CHECK(files.code == 2);
+  CHECK_THAT(files.err, Contains("--tune measures workloads of its own"));
+  CHECK(clfilter("--tune -f sobel").code == 2);
+  const clf::Image in = test::random_image(40, 30, 1, clf::PixelType::f32, 3);
+  clf::write_image_file((scratch() / "v.exr").string(), in,
+                        OIIO::ImageSpec(40, 30, 1, OIIO::TypeDesc::FLOAT));
+  const Result verbose = clfilter("v.exr v_out.exr -f sobel -v");
+  CHECK(verbose.code == 0);
+  CHECK_THAT(verbose.err, Contains("clfilter: tuning from the database ["));
+}
+
 TEST_CASE("--help and the shell's completion come from one option table") {
   const std::string help = clfilter("--help").out;
   const Result all = clfilter("--complete -");
