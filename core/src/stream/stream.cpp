@@ -84,7 +84,7 @@ struct Room {
 };
 }  // namespace
 
-// One attempt at a plan: every lane's Run set up, the strips scheduled over them, the stats
+// One attempt at a plan: every lane's LaneRun set up, the strips scheduled over them, the stats
 // gathered. On failure, `rows_consumed` says whether rows were taken from a source that cannot
 // rewind (so the attempt cannot be retried).
 void run_plan(const std::vector<Lane>& lanes, const Endpoints& ends, const RunOptions& options,
