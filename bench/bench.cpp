@@ -286,9 +286,7 @@ int tune_device(const std::shared_ptr<clf::Device>& device, const clf::Registry&
   options.progress = [](const std::string& line) { std::printf("  %s\n", line.c_str()); };
   const auto start = std::chrono::steady_clock::now();
   for (const clf::TuneResult& r : clf::tune(device, registry, options))
-    std::printf("%s: %.3f ms, the database's %.3f ms (%.2fx), %d candidates, %d refused\n  %s\n",
-                r.family.c_str(), r.chosen_ms, r.database_ms, r.database_ms / r.chosen_ms,
-                r.candidates, r.failed, r.chosen.empty() ? "the database's" : r.chosen.c_str());
+    std::printf("%s\n", r.summary().c_str());
   std::printf("took %.0f s; kept in %s\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
               clf::tuned_file(*device).c_str());

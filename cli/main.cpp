@@ -358,14 +358,8 @@ int tune(const Options& o, const clf::Registry& registry) {
         check_interrupted("while tuning");
         std::cerr << "  " << line << "\n";
       };
-    for (const clf::TuneResult& r : clf::tune(device, registry, options)) {
-      char line[160];
-      std::snprintf(line, sizeof line, "%s: %.3f ms, the database's %.3f ms (%.2fx), %d candidates",
-                    r.family.c_str(), r.chosen_ms, r.database_ms, r.database_ms / r.chosen_ms,
-                    r.candidates);
-      std::cout << line << (r.failed ? ", " + std::to_string(r.failed) + " refused" : "") << "\n"
-                << "  " << (r.chosen.empty() ? "the database's layout" : r.chosen) << "\n";
-    }
+    for (const clf::TuneResult& r : clf::tune(device, registry, options))
+      std::cout << r.summary() << "\n";
     std::cout << "kept in " << clf::tuned_file(*device) << "\n";
   }
   return 0;

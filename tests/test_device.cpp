@@ -253,6 +253,9 @@ TEST_CASE("a tuning run keeps each family's fastest layout, and later devices op
     CHECK(results[f].candidates == int(families[f].candidates.size()));
     CHECK(results[f].chosen_ms > 0);
     CHECK(results[f].chosen_ms <= results[f].database_ms);
+    CHECK_THAT(results[f].summary(),
+               Catch::StartsWith(results[f].family + ": ") &&
+                   Contains(results[f].chosen.empty() ? "the database's layout" : results[f].chosen));
     const auto& c = families[f].candidates;
     CHECK((results[f].chosen.empty() || std::count(c.begin(), c.end(), results[f].chosen) == 1));
     measured += c.size() + 1;
@@ -270,6 +273,27 @@ TEST_CASE("a tuning run keeps each family's fastest layout, and later devices op
   auto later = clf::Device::open(selector, options);
   CHECK(clf::tuning_text(later->tuning()) == clf::tuning_text(expect));
   CHECK_THAT(later->tuning_source(), Contains("tuned (" + path + ")"));
+  {
+    // A second run that cannot write its results (its temporary file's name is taken by a
+    // directory; a disk-full limit here would also stop the OpenCL compiler's own cache): the
+    // first run's file stays as it was, byte for byte, and the device keeps the tuning it had.
+    std::ifstream kept_file(path, std::ios::binary);
+    const std::string kept((std::istreambuf_iterator<char>(kept_file)), {});
+    const std::string tuning_before = clf::tuning_text(later->tuning());
+    std::filesystem::create_directory(path + ".tmp");
+    std::string error;
+    try {
+      clf::tune(later, test::registry(), small);
+    } catch (const clf::Error& e) {
+      CHECK(e.kind() == clf::ErrorKind::io);
+      error = e.what();
+    }
+    CHECK_THAT(error, Contains("cannot write the tuning run's results to " + path));
+    std::ifstream after_file(path, std::ios::binary);
+    CHECK(std::string((std::istreambuf_iterator<char>(after_file)), {}) == kept);
+    CHECK_FALSE(std::filesystem::exists(path + ".tmp"));
+    CHECK(clf::tuning_text(later->tuning()) == tuning_before);
+  }
   // A file that no longer parses is named, with what to do.
   std::ofstream(path, std::ios::app) << "vector_width = many\n";
   CHECK_THROWS_WITH(clf::Device::open(selector, options),

@@ -274,16 +274,10 @@ void Device::set_tuning(const Tuning& tuning) {
 }
 const std::string& Device::tuning_source() const { return impl_->tuning_source; }
 std::string Device::knob(const std::string& name, const std::string& fallback) const {
-  if (name.find('.') != std::string::npos && !impl_->tuning.knobs.count(name)) return fallback;
-  return tuning_field(impl_->tuning, name);
+  return tuning_value(impl_->tuning, name, fallback);
 }
 double Device::knob_number(const std::string& name, double fallback) const {
-  const std::string text = knob(name);
-  if (text.empty()) return fallback;
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (*end) throw Error(ErrorKind::usage, "tuning " + name + " is '" + text + "', not a number");
-  return value;
+  return tuning_number(impl_->tuning, name, fallback);
 }
 const std::string& Device::cache_dir() const { return impl_->cache_dir; }
 size_t Device::programs_built() const { return impl_->programs_built; }

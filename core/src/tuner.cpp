@@ -4,6 +4,7 @@
 #include "clf/tuner.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -228,18 +229,43 @@ std::string tuned_text(const DeviceInfo& info, const std::vector<TuneResult>& re
        << "# this device, " << width << "x" << height
        << " f32, per run of the family's workloads.\n"
        << "# Delete the file to go back to the tuning database alone.\n";
-  text.precision(3);
-  text << std::fixed;
-  for (const TuneResult& r : results)
-    text << "# " << r.family << ": " << r.chosen_ms << " ms (the database's " << r.database_ms
-         << " ms), of " << r.candidates << " candidates, " << r.failed << " refused\n";
+  for (const TuneResult& r : results) text << "# " << r.summary() << "\n";
   text << "[device " << info.name << "]\n";
   for (const TuneResult& r : results)
     for (const auto& [name, value] : pairs_of(r.chosen)) text << name << " = " << value << "\n";
   return text.str();
 }
 
+// `text` as the file at `path`, whole or not at all: written beside it, then renamed over it.
+void write_tuned_file(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  const std::string temp = path + ".tmp";
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  if (!ec) {
+    std::ofstream file(temp, std::ios::binary);
+    file << text;
+    file.close();
+    if (!file) ec = std::error_code(errno ? errno : EIO, std::generic_category());
+  }
+  if (!ec) fs::rename(temp, path, ec);
+  if (!ec) return;
+  std::error_code ignored;
+  fs::remove(temp, ignored);
+  throw Error(ErrorKind::io,
+              "cannot write the tuning run's results to " + path + ": " + ec.message());
+}
+
 }  // namespace
+
+std::string TuneResult::summary() const {
+  char line[128];
+  std::snprintf(
+      line, sizeof line,
+      "%s: %.3f ms, the database's %.3f ms (%.2fx), %d candidates, %d refused: ", family.c_str(),
+      chosen_ms, database_ms, database_ms / chosen_ms, candidates, failed);
+  return line + (chosen.empty() ? std::string("the database's layout") : chosen);
+}
 
 std::vector<TuneFamily> tune_families(const DeviceInfo& info) {
   return {{"window",
@@ -277,14 +303,12 @@ std::vector<TuneResult> tune(const std::shared_ptr<Device>& device, const Regist
     device->set_tuning(before);
     throw;
   }
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream file(temp);
-    file << tuned_text(info, results, width, height);
-    if (!file.flush()) throw Error(ErrorKind::io, "cannot write " + temp);
+  try {
+    write_tuned_file(path, tuned_text(info, results, width, height));
+  } catch (...) {
+    device->set_tuning(before);
+    throw;
   }
-  std::filesystem::rename(temp, path);
   device->set_tuning(tuned);
   return results;
 }

@@ -73,6 +73,13 @@ Field variant_field(const char* name, Variant Tuning::*member) {
           }};
 }
 
+// A finite number, the whole of `text`.
+bool number(const std::string& text, double& value) {
+  char* end = nullptr;
+  value = std::strtod(text.c_str(), &end);
+  return !text.empty() && !*end && std::isfinite(value);
+}
+
 Field double_field(const char* name, double Tuning::*member) {
   return {name, "a number >= 0",
           [member](const Tuning& t) {
@@ -81,10 +88,8 @@ Field double_field(const char* name, double Tuning::*member) {
             return text.str();
           },
           [name, member](Tuning& t, const std::string& v) {
-            char* end = nullptr;
-            const double d = std::strtod(v.c_str(), &end);
-            if (v.empty() || *end || !std::isfinite(d) || d < 0)
-              throw bad_value(name, v, "a number >= 0");
+            double d = 0;
+            if (!number(v, d) || d < 0) throw bad_value(name, v, "a number >= 0");
             t.*member = d;
           }};
 }
@@ -161,13 +166,6 @@ const Field& field(const std::string& name) {
 
 bool is_knob(const std::string& name) { return name.find('.') != std::string::npos; }
 
-// A number as a plugin's knob holds it: finite, any sign.
-void check_knob(const std::string& name, const std::string& value) {
-  char* end = nullptr;
-  const double d = std::strtod(value.c_str(), &end);
-  if (value.empty() || *end || !std::isfinite(d)) throw bad_value(name, value, "a number");
-}
-
 }  // namespace
 
 std::vector<std::string> tuning_field_names() {
@@ -186,8 +184,24 @@ std::string tuning_field(const Tuning& tuning, const std::string& name) {
 
 void set_tuning_field(Tuning& tuning, const std::string& name, const std::string& value) {
   if (!is_knob(name)) return field(name).set(tuning, value);
-  check_knob(name, value);
+  double d = 0;  // a plugin's knob: a number, any sign
+  if (!number(value, d)) throw bad_value(name, value, "a number");
   tuning.knobs[name] = value;
+}
+
+std::string tuning_value(const Tuning& tuning, const std::string& name,
+                         const std::string& fallback) {
+  if (is_knob(name) && !tuning.knobs.count(name)) return fallback;
+  return tuning_field(tuning, name);
+}
+
+double tuning_number(const Tuning& tuning, const std::string& name, double fallback) {
+  const std::string text = tuning_value(tuning, name);
+  if (text.empty()) return fallback;
+  double value = 0;
+  if (!number(text, value))
+    throw Error(ErrorKind::usage, "tuning " + name + " is '" + text + "', not a number");
+  return value;
 }
 
 void apply_tuning_text(Tuning& tuning, const std::string& text) {

@@ -109,6 +109,11 @@ const char* variant_name(Variant variant);
 std::vector<std::string> tuning_field_names();
 std::string tuning_field(const Tuning& tuning, const std::string& name);
 void set_tuning_field(Tuning& tuning, const std::string& name, const std::string& value);
+// tuning_field, except that a plugin's knob nothing set gives `fallback`; tuning_number reads the
+// value as a number (0 or 1 for a flag) and throws Error(usage) for text ("direct").
+std::string tuning_value(const Tuning& tuning, const std::string& name,
+                         const std::string& fallback = "");
+double tuning_number(const Tuning& tuning, const std::string& name, double fallback);
 // "NAME=VALUE,NAME=VALUE" over `tuning`, in order; tuning_text gives every field that way.
 void apply_tuning_text(Tuning& tuning, const std::string& text);
 std::string tuning_text(const Tuning& tuning);
@@ -218,9 +223,9 @@ class Device {
   // Where the tuning came from: "database [gpu] [device H200]", and ", then set by the program"
   // after set_tuning.
   const std::string& tuning_source() const;
-  // A tuning value by name, as text (tuning_field's): a field ("vector_width", "variant") or a
-  // plugin's knob ("gaussian.fast_min_sigma"); `fallback` for a knob nothing set. What plugins
-  // use: Tuning's layout may change without breaking them.
+  // tuning_value and tuning_number of this device's tuning: a field ("vector_width", "variant")
+  // or a plugin's knob ("gaussian.fast_min_sigma"). What plugins use: Tuning's layout may change
+  // without breaking them.
   std::string knob(const std::string& name, const std::string& fallback = "") const;
   double knob_number(const std::string& name, double fallback) const;  // a number's (0/1: bool)
   // Frees the buffers kept for the next device images (see DeviceImage); a run or an image that

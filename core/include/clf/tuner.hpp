@@ -28,6 +28,8 @@ struct TuneResult {
   std::string family, chosen;  // chosen: the winning candidate's text ("" = the database's)
   double database_ms = 0, chosen_ms = 0;  // the workloads' summed time per run
   int candidates = 0, failed = 0;         // failed: candidates the device refused
+  // "window: 0.201 ms, the database's 0.203 ms (1.01x), 12 candidates, 0 refused: TEXT"
+  std::string summary() const;
 };
 
 struct TuneOptions {
