@@ -2,8 +2,11 @@
 // unsharp) through the C++ API: every kernel layout the tuning can pick, forced, gives the same
 // result; 1-row strips give the whole image's bits; u8 and float images; errors name the filter
 // and parameter. Results against OpenCV and scipy on photographs: tests/python/test_nonlinear.py.
+#include <algorithm>
 #include <cmath>
+#include <random>
 
+#include "../plugins/rank/selection.hpp"
 #include "support.hpp"
 
 namespace {
@@ -38,17 +41,31 @@ const char* const exact_specs[] = {
 };
 
 // Layouts the tuning can give these kernels: tiled (staged windows), direct one output a
-// work-item, direct vectors of 4 (GPUs), 8 and 16 (CPUs).
+// work-item, direct vectors of 4 (GPUs), 8 and 16 (CPUs), and the rank filters' tiles of outputs
+// that share their windows' sorts (rank.tile_width x rank.tile_height).
 struct Layout {
   clf::Variant variant;
   int vector_width;
   const char* name;
+  int tile_width = 1, tile_height = 1;
 };
 const Layout layouts[] = {{clf::Variant::direct, 1, "direct"},
                           {clf::Variant::direct, 4, "direct x4"},
                           {clf::Variant::direct, 8, "direct x8"},
                           {clf::Variant::direct, 16, "direct x16"},
-                          {clf::Variant::tiled, 0, "tiled"}};
+                          {clf::Variant::tiled, 0, "tiled"},
+                          {clf::Variant::direct, 1, "direct, 2x2 outputs", 2, 2},
+                          {clf::Variant::direct, 4, "direct, 3x4 outputs", 3, 4}};
+
+// A layout's tuning for the scope.
+struct LayoutScope : test::VariantScope {
+  explicit LayoutScope(const Layout& layout) : VariantScope(layout.variant, layout.vector_width) {
+    clf::Tuning t = test::device()->tuning();
+    t.knobs["rank.tile_width"] = std::to_string(layout.tile_width);
+    t.knobs["rank.tile_height"] = std::to_string(layout.tile_height);
+    test::device()->set_tuning(t);
+  }
+};
 
 }  // namespace
 
@@ -63,16 +80,58 @@ TEST_CASE("every layout and 1-row strips give the same bits for median, rank and
           test::VariantScope scope(clf::Variant::direct, 1);
           want = test::run_chain({spec}, in);
         }
+        const bool rank = std::string(spec).rfind("morphology", 0) != 0;
         for (const Layout& layout : layouts) {
+          const bool tile = layout.tile_width * layout.tile_height > 1;
+          if (tile && !rank) continue;  // the rank filters' knob
           INFO(spec << " " << clf::pixel_type_name(type) << " x" << channels << " " << layout.name);
-          test::VariantScope scope(layout.variant, layout.vector_width);
+          LayoutScope scope(layout);
           CHECK(test::identical(test::run_chain({spec}, in), want));
           clf::RunOptions strips;
-          strips.strip_rows = 1;
+          strips.strip_rows = 1;  // planes lower than a tile: the one-output kernels
+          CHECK(test::identical(test::run_chain({spec}, in, strips), want));
+          if (!tile) continue;
+          strips.strip_rows = 5;  // a strip's last tile moves back inside it
           CHECK(test::identical(test::run_chain({spec}, in, strips), want));
         }
       }
     }
+}
+
+TEST_CASE("a tile's selection network gives each window's Q-th value, at fewer operations") {
+  // On the host, windows of a few levels (many ties), every tile to 4 x 4 and ranks at the ends
+  // and in the middle, against a sort of each window.
+  std::mt19937 random(5);
+  for (const int k : {3, 5, 7, 9})
+    for (int mx = 1; mx <= std::min(k, 4); ++mx)
+      for (int my = 1; my <= std::min(k, 4); ++my)
+        for (const int q : {0, k * k / 2, k * k - 1, int(random() % unsigned(k * k))}) {
+          INFO("ksize " << k << ", " << mx << "x" << my << " outputs, rank " << q);
+          const clf_rank::SelectionNetwork net = clf_rank::selection_network(k, q, mx, my);
+          const int wide = mx + k - 1, tall = my + k - 1;
+          for (int trial = 0; trial < 20; ++trial) {
+            std::vector<float> window(size_t(wide * tall));
+            for (float& v : window) v = float(random() % 6);
+            const std::vector<float> got =
+                net.evaluate([&](int x, int y) { return window[size_t(y * wide + x)]; });
+            REQUIRE(got.size() == size_t(mx * my));
+            for (int yo = 0; yo < my; ++yo)
+              for (int xo = 0; xo < mx; ++xo) {
+                std::vector<float> values;
+                for (int y = yo; y < yo + k; ++y)
+                  for (int x = xo; x < xo + k; ++x) values.push_back(window[size_t(y * wide + x)]);
+                std::nth_element(values.begin(), values.begin() + q, values.end());
+                REQUIRE(got[size_t(yo * mx + xo)] == values[size_t(q)]);
+              }
+          }
+        }
+  // The point of sharing: from 5x5 on, 2 x 2 outputs cost under half as many operations an
+  // output as one.
+  for (const int k : {5, 7, 9}) {
+    const int q = k * k / 2;
+    CHECK(2 * clf_rank::selection_network(k, q, 2, 2).min_max_ops() / 4 <
+          clf_rank::selection_network(k, q, 1, 1).min_max_ops());
+  }
 }
 
 TEST_CASE("morphology's lines at constant cost give the direct passes' bits", "[layout]") {
@@ -90,8 +149,38 @@ TEST_CASE("morphology's lines at constant cost give the direct passes' bits", "[
   }
 }
 
-TEST_CASE("erode and dilate on the correlation's kernels give the direct passes' bits, every layout",
-          "[layout]") {
+TEST_CASE("a rect by groups walking down the columns gives the direct passes' bits", "[layout]") {
+  // morphology.rect_walk (GPUs' default): the first erode or dilate of a rect from 9x9 to 31x31 in
+  // one pass; later passes read temp planes. Widths that leave a group part empty, strips lower
+  // than a block, and 2 channels.
+  const clf::Image in = test::random_image(141, 75, 2, clf::PixelType::f32, 12);
+  for (const char* spec :
+       {"morphology:op=dilate,ksize=9",
+        "morphology:op=erode,ksize=31,border=constant,border_value=2",
+        "morphology:op=open,ksize=11,border=reflect", "morphology:op=tophat,ksize=17",
+        "morphology:op=gradient,ksize=9,border=wrap", "morphology:op=erode,ksize=5,iterations=5",
+        "morphology:op=dilate,ksize=25,border=replicate"}) {
+    INFO(spec);
+    const clf::Image direct = test::run_chain({std::string(spec) + ",method=direct"}, in);
+    test::TuningScope scope;
+    clf::Tuning t = scope.saved;
+    t.knobs["morphology.rect_walk"] = "1";
+    test::device()->set_tuning(t);
+    clf::Pipeline p(test::device());
+    p.add(test::registry(), spec);
+    CHECK_THAT(p.filter(0).describe(), Catch::Contains("walking down"));
+    CHECK(test::identical(test::run_chain({spec}, in), direct));
+    for (const int rows : {1, 7}) {
+      clf::RunOptions strips;
+      strips.strip_rows = rows;
+      CHECK(test::identical(test::run_chain({spec}, in, strips), direct));
+    }
+  }
+}
+
+TEST_CASE(
+    "erode and dilate on the correlation's kernels give the direct passes' bits, every layout",
+    "[layout]") {
   // method=window: the element as a window of 1s, a max or min in place of the multiply-add, on
   // every layout the 2-D correlation takes (GPUs: 4 x TH blocks from float4 reads).
   const clf::Image in = test::random_image(77, 41, 3, clf::PixelType::f32, 9);
@@ -159,8 +248,9 @@ TEST_CASE("unsharp in the blur's single pass equals the blur and the combine, ev
   // give each layout's whole-image bits. Thresholds where the rule leaves pixels as they are.
   for (const int channels : {1, 3}) {
     const clf::Image in = test::random_image(83, 29, channels, clf::PixelType::f32, 17);
-    for (const char* spec : {"unsharp:sigma=2,amount=1.5", "unsharp:sigma=3,amount=0.7,threshold=0.05",
-                             "unsharp:sigma=1.2,amount=2,border=wrap"}) {
+    for (const char* spec :
+         {"unsharp:sigma=2,amount=1.5", "unsharp:sigma=3,amount=0.7,threshold=0.05",
+          "unsharp:sigma=1.2,amount=2,border=wrap"}) {
       clf::Image want;
       {
         test::VariantScope scope(clf::Variant::direct, 1);

@@ -250,3 +250,87 @@ __kernel __attribute__((reqd_work_group_size(LG, 1, 1))) void morph_line(MORPH_A
 }
 #endif
 #endif
+
+#if defined(WALK)
+// A rect read from the input in one pass (GPUs): a group of WG work-items owns WG columns and
+// walks down WALK blocks of RK = 2 RY + 1 output rows, reading each input row once. A batch of RK
+// input rows is staged in __local (seg) and each row's extrema over 2 RX + 1 columns are taken
+// there, 4 side by side a work-item sharing their common 2 RX - 2 (ext). Then each work-item goes
+// down its column (van Herk / Gil-Werman): the suffix extrema of the previous batch's rows and
+// the running prefix of this batch's give RK outputs, about three operations each whatever RY.
+#define RK (2 * RY + 1)
+#define SEGW (WG + 2 * RX)         // staged floats a row
+#define SEGP ((SEGW + 3) / 4 * 4)  // and its pitch, whole float4s
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void morph_rect_walk(MORPH_ARGS) {
+  __local float4 seg4[RK * SEGP / 4];
+  __local float ext[RK * WG];
+  __local float* seg = (__local float*)seg4;
+  const int l = get_local_id(0), bx = get_group_id(0) * WG, by = get_group_id(1) * WALK * RK;
+  MORPH_PLANES(get_global_id(2))
+  const int x = x0 + bx + l;
+  float rows[RK];
+  for (int b = 0; b <= WALK && by + (b - 1) * RK < h; ++b) {  // b = 0: the first block's top
+    const int first = y0 + by - RY + b * RK;                   // the batch's first input row
+    barrier(CLK_LOCAL_MEM_FENCE);                              // the last batch's reads are done
+    // The pass reads [x0 - RX, x0 + w + RX). One loop of constant bounds, unrolled: the loads of
+    // the whole batch are in flight at once (a loop per row waits for each row's).
+#pragma unroll
+    for (int i = l; i < RK * SEGW; i += WG) {
+      const int r = i / SEGW, q = i - r * SEGW;
+      const int sx = x0 + bx - RX + q, sy = first + r;
+      seg[r * SEGP + q] =
+          sx < x0 + w + RX && sy < y0 + h + RY ? s[sy * src_pitch + sx] : MORPH_START;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int job = l; job < RK * (WG / 4); job += WG) {
+      const int r = job / (WG / 4), g = job - r * (WG / 4);
+      const __local float4* p4 = seg4 + (r * SEGP + 4 * g) / 4;
+      float p[(2 * RX + 4 + 3) / 4 * 4];  // columns bx + 4 g - RX .. bx + 4 g + 3 + RX
+#pragma unroll
+      for (int t = 0; t < (2 * RX + 4 + 3) / 4; ++t) {
+        const float4 v = p4[t];
+        p[4 * t] = v.x, p[4 * t + 1] = v.y, p[4 * t + 2] = v.z, p[4 * t + 3] = v.w;
+      }
+      float core = MORPH_START;  // in every one of the 4 windows: p[3 .. 2 RX] (NaN never wins)
+#pragma unroll
+      for (int t = 3; t <= 2 * RX; ++t) core = OP(core, p[t]);
+      const float a2 = OP(core, p[2]), a1 = OP(a2, p[1]);
+      const float b1 = OP(core, p[2 * RX + 1]), b2 = OP(b1, p[2 * RX + 2]);
+      __local float* e = ext + r * WG + 4 * g;
+      e[0] = OP(a1, p[0]);
+      e[1] = OP(a1, p[2 * RX + 1]);
+      e[2] = OP(a2, b2);
+      e[3] = OP(b2, p[2 * RX + 3]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (b == 0) {
+#pragma unroll
+      for (int t = 0; t < RK; ++t) rows[t] = ext[t * WG + l];
+      continue;
+    }
+    float suffix[RK], acc = MORPH_START;
+#pragma unroll
+    for (int t = RK - 1; t >= 0; --t) suffix[t] = acc = OP(acc, rows[t]);
+    acc = MORPH_START;
+    const int top = y0 + by + (b - 1) * RK;  // the block's first output row
+#pragma unroll
+    for (int t = 0; t < RK; ++t) {  // output t: suffix t and the prefix of rows 0 .. t - 1
+      const float row = ext[t * WG + l];
+      float v = t > 0 ? OP(suffix[t], acc) : suffix[0];
+      acc = OP(acc, row);
+      rows[t] = row;
+      const int y = top + t;
+      if (bx + l < w && y < y0 + h) {
+        if (combine) {
+          const float other_value = o[y * other_pitch + x];
+          v = combine == 1 ? other_value - v : v - other_value;
+        }
+        d[y * dst_pitch + x] = v;
+      }
+    }
+  }
+}
+#undef RK
+#undef SEGW
+#undef SEGP
+#endif

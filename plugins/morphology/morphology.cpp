@@ -2,8 +2,9 @@
 // elements (cv2.getStructuringElement: rect, ellipse, cross). Every operation is a list of passes
 // (morphology.cl), each a min or max over horizontal segments: an ellipse or a cross as its rows
 // (morph_pass, morph_pass_vector); a rect from 5x5 on as a row pass and a column pass (on GPUs
-// from 9x9 at a constant cost, morph_line), or on CPUs, read from the input, as one pass with van
-// Herk down the columns (morph_rect_vector). Passes after the first read temp planes and apply
+// from 9x9 at a constant cost, morph_line), or read from the input as one pass with van Herk down
+// the columns (CPUs: morph_rect_vector; GPUs from 9x9 to 31x31: morph_rect_walk, the tuning's
+// morphology.rect_walk). Passes after the first read temp planes and apply
 // the border rule themselves, so open and close fuse on the device and give OpenCV's results at
 // the edges, the border applied before every erode and dilate. An erode or dilate of one element
 // up to 15x15 read from the input may instead run on the 2-D correlation's kernels with a min or
@@ -35,6 +36,11 @@ constexpr int line_from_radius = 3;        // a rect from 7x7 on may take morph_
 constexpr int gpu_line_from_radius = 4;    // method=auto: lines on GPUs from 9x9
 constexpr int window_auto_max_radius = 7;  // method=auto on GPUs: erode and dilate to 15x15
 constexpr int window_max_radius = 31;      // method=window: elements whose rows fit 64 taps
+// morph_rect_walk (morphology.rect_walk, GPUs): rects to 31x31, groups walking down walk_blocks
+// blocks of 2 r + 1 rows. Past it the two arrays of 2 r + 1 registers a work-item spill, and the
+// lines are faster.
+constexpr int walk_max_radius = 15;
+constexpr int walk_blocks = 8;
 
 // A structuring element as half-widths per row: row dy (of -r..r) covers dx in [-w, w].
 using Segments = std::vector<int>;
@@ -60,6 +66,7 @@ struct Pass {
   int vector = 1;               // outputs a work-item
   int line = 0;                 // a long line at constant cost (morph_line): 1 a column, 2 a row
   bool rect = false;            // a whole rect from the input (morph_rect_vector where vectors)
+  bool walk = false;            // that rect by groups walking down the columns (morph_rect_walk)
   bool window = false;          // the element on the correlation's kernels (from the input)
   int taps() const {
     int n = 0;
@@ -82,7 +89,7 @@ std::string rows_text(const Segments& rows) {
 class Morphology : public Filter {
  public:
   Morphology(Device& device, std::vector<Pass> passes, int temps, Border border, std::string what,
-             const std::string& method)
+             const std::string& method, bool rect_walk)
       : passes_(std::move(passes)),
         temps_(temps),
         border_(border),
@@ -109,7 +116,9 @@ class Morphology : public Filter {
         widths_.emplace_back();
         continue;
       }
-      if (p.line) p.vector = 1;
+      p.walk = p.rect && rect_walk;
+      if (p.line || p.walk) p.vector = 1;
+      if (p.walk) walk_group_ = walk_group(device, p);
       std::string line = p.line ? " -D LINE=" + std::to_string(p.line) +
                                       " -D LR=" + std::to_string(p.line == 1 ? p.ry() : p.rx())
                                 : "";
@@ -121,11 +130,14 @@ class Morphology : public Filter {
           line_group_ /= 2;
         line += " -D LG=" + std::to_string(line_group_);
       }
-      const std::string options = line + " -D MAX=" + std::string(p.max ? "1" : "0") +
-                                  " -D RX=" + std::to_string(p.rx()) +
-                                  " -D RY=" + std::to_string(p.ry()) +
-                                  (p.vector > 1 ? " -D VW=" + std::to_string(p.vector) : "") +
-                                  (p.rect ? " -D RECT_RUN=" + std::to_string(rect_run) : "");
+      const std::string options =
+          line + " -D MAX=" + std::string(p.max ? "1" : "0") + " -D RX=" + std::to_string(p.rx()) +
+          " -D RY=" + std::to_string(p.ry()) +
+          (p.vector > 1 ? " -D VW=" + std::to_string(p.vector) : "") +
+          (p.rect ? " -D RECT_RUN=" + std::to_string(rect_run) : "") +
+          (p.walk
+               ? " -D WALK=" + std::to_string(walk_blocks) + " -D WG=" + std::to_string(walk_group_)
+               : "");
       const std::string source =
           (p.rows.size() <= literal_max_rows ? "#define MORPH_ROWS " + rows_text(p.rows) + "\n"
                                              : std::string()) +
@@ -135,6 +147,7 @@ class Morphology : public Filter {
       kernels_.push_back(device.kernel(
           device.build("morphology.cl", source, options, Helpers::border | Helpers::stage),
           p.line                   ? "morph_line"
+          : p.walk                 ? "morph_rect_walk"
           : p.rect && p.vector > 1 ? "morph_rect_vector"
           : p.vector > 1           ? "morph_pass_vector"
                                    : "morph_pass"));
@@ -173,6 +186,14 @@ class Morphology : public Filter {
               cl::NDRange(line_group_, 1, 1), "morph_line");
         continue;
       }
+      if (p.walk) {  // groups of walk_group columns, walk_blocks blocks of 2 ry + 1 rows
+        const size_t rows = size_t(walk_blocks) * size_t(2 * p.ry() + 1);
+        stage.launch(kernels_[i],
+                     cl::NDRange((size_t(w) + walk_group_ - 1) / walk_group_ * walk_group_,
+                                 (size_t(h) + rows - 1) / rows, c),
+                     cl::NDRange(walk_group_, 1, 1), "morph_rect_walk");
+        continue;
+      }
       const size_t items = (size_t(w) + size_t(p.vector) - 1) / size_t(p.vector);
       if (p.rect && p.vector > 1) {  // rect_run blocks of 2 ry + 1 rows a work-item
         const size_t block = size_t(rect_run) * size_t(2 * p.ry() + 1);
@@ -190,6 +211,8 @@ class Morphology : public Filter {
            (passes_.size() == 1 ? "" : "es") + ", " +
            (p.window ? "the element in one window, " + windows_[0]->describe()
             : p.line ? std::string("lines at constant cost")
+            : p.walk ? "one pass, groups of " + std::to_string(walk_group_) +
+                           " columns walking down them (van Herk)"
             : p.rect && p.vector > 1
                 ? "van Herk down the columns, x" + std::to_string(p.vector)
                 : "direct" + (p.vector > 1 ? " x" + std::to_string(p.vector) : ""));
@@ -201,7 +224,18 @@ class Morphology : public Filter {
   Border border_;
   std::string what_;
   int vector_;
-  size_t line_group_ = 64;  // work-items a group of the row line
+  size_t line_group_ = 64;   // work-items a group of the row line
+  size_t walk_group_ = 128;  // work-items a group of morph_rect_walk
+
+  // The widest group, 128 columns at most, whose staged rows and row extrema fit local memory.
+  static size_t walk_group(const Device& device, const Pass& p) {
+    const size_t k = size_t(2 * p.ry() + 1);
+    size_t group = 128;
+    while (group > 4 && k * ((group + 2 * size_t(p.rx()) + 3) / 4 * 4 + group) * sizeof(float) >
+                            device.info().local_mem_bytes - 1024)
+      group /= 2;
+    return group;
+  }
   Halo halo_;
   std::vector<cl::Kernel> kernels_;
   std::vector<DeviceBuffer> widths_;  // each pass's half-widths by row (morphology.cl's widths)
@@ -323,9 +357,10 @@ class MorphologyFactory : public FilterFactory {
                           "cost per pixel whatever its length (van Herk / Gil-Werman); window: "
                           "erode and dilate of one element up to 63x63 in one pass on the 2-D "
                           "correlation's kernels, a min or max for the multiply-add; auto: on "
-                          "GPUs window for erode and dilate up to 15x15, lines for larger rects "
-                          "and other operations from 9x9, else direct (faster on CPUs, in SIMD "
-                          "vectors)")
+                          "GPUs a rect from 9x9 to 31x31 read from the input in one pass of "
+                          "groups walking down the columns, window for other erodes and dilates "
+                          "up to 15x15, lines for larger rects and other operations from 9x9, "
+                          "else direct (faster on CPUs, in SIMD vectors)")
             .fallback("auto"));
     specs.push_back(ParamSpec::integer("iterations",
                                        "erodes and dilates each applied this many times (a "
@@ -351,10 +386,16 @@ class MorphologyFactory : public FilterFactory {
     const int element_radius = shape == "rect" ? r * iterations : r;
     const bool one_element =
         (op == "erode" || op == "dilate") && (shape == "rect" || iterations == 1);
+    // morphology.rect_walk (GPUs): a rect from 9x9 read from the input, in one pass of groups
+    // walking down the columns (before the window, which reads every tap).
+    const bool rect_walk = device.knob_number("morphology.rect_walk", 0) != 0 && method == "auto" &&
+                           shape == "rect" && element_radius >= gpu_line_from_radius &&
+                           element_radius <= walk_max_radius;
     const bool window =
-        one_element && (method == "window" ? element_radius <= window_max_radius
-                                           : method == "auto" && device.info().is_gpu &&
-                                                 element_radius <= window_auto_max_radius);
+        one_element &&
+        (method == "window" ? element_radius <= window_max_radius
+                            : method == "auto" && device.info().is_gpu && !rect_walk &&
+                                  element_radius <= window_auto_max_radius);
     if (method == "window" && !window)
       throw Error(ErrorKind::usage,
                   "morphology: method=window takes erode or dilate of one element up to " +
@@ -362,7 +403,8 @@ class MorphologyFactory : public FilterFactory {
                       std::to_string(2 * window_max_radius + 1) + " (got op=" + op + ", ksize " +
                       std::to_string(2 * r + 1) +
                       (iterations > 1 ? ", iterations " + std::to_string(iterations) : "") + ")");
-    Planner plan(shape, r, iterations, window || (!device.info().is_gpu && method != "line"));
+    Planner plan(shape, r, iterations,
+                 window || rect_walk || (!device.info().is_gpu && method != "line"));
     int first_chain_end = -1;
     if (op == "erode" || op == "dilate") {
       plan.chain(op == "dilate", -1, true);
@@ -386,7 +428,7 @@ class MorphologyFactory : public FilterFactory {
                              std::to_string(k) +
                              (iterations > 1 ? " x" + std::to_string(iterations) : "");
     return std::make_unique<Morphology>(device, plan.finish(first_chain_end), plan.temps(),
-                                        border_from_params(p), what, method);
+                                        border_from_params(p), what, method, rect_walk);
   }
 };
 

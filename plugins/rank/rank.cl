@@ -4,6 +4,9 @@
 //                    to the comparators that reach position Q (-D CLF_RANK_NETWORK, made on the
 //                    host); _tiled stages the group's window in __local with clf_stage_window,
 //                    _direct reads global memory (CPU devices)
+//   rank_tile        K <= 9: MX x MY outputs a work-item from one shared window, the sorts and
+//                    merges their windows share done once (CLF_RANK_TILE, made on the host by
+//                    selection.cpp)
 //   rank_histogram   u8 data, any K: each work-item walks RUN rows down one column keeping a
 //                    256-bin histogram of its window (16 coarse bins over it), 2K updates and at
 //                    most 32 bin reads an output instead of K^2 reads
@@ -84,6 +87,22 @@ __kernel __attribute__((reqd_work_group_size(TW, TH, 1))) void rank_network_tile
     dst[dst_origin + c * dst_plane + (y0 + ly) * dst_pitch + tx0 + lx] = v[Q];
 }
 #endif
+#endif
+
+#if defined(CLF_RANK_TILE)
+// The host launches ceil(width / MX) x ceil(rows / MY) work-items on a plane of at least MX x MY;
+// the last tile of a row or column moves back inside it, writing some outputs twice, the same.
+__kernel void rank_tile(CLF_PLANE_IN(src), CLF_PLANE(dst), int width, int rows) {
+  const int x0 = min((int)get_global_id(0) * MX, width - MX);
+  const int y0 = min((int)get_global_id(1) * MY, rows - MY), c = get_global_id(2);
+  const __global float* s = src + src_origin + c * src_plane + (y0 - R) * src_pitch + (x0 - R);
+  __global float* d = dst + dst_origin + c * dst_plane + y0 * dst_pitch + x0;
+#define LD(x, y) s[(y) * src_pitch + (x)]
+#define ST(x, y, value) d[(y) * dst_pitch + (x)] = (value)
+  CLF_RANK_TILE
+#undef LD
+#undef ST
+}
 #endif
 
 #if defined(HG)

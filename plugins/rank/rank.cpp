@@ -1,9 +1,10 @@
 // rank: median and rank filters (cv2.medianBlur, scipy.ndimage.percentile_filter): the Q-th
 // smallest value of each K x K window. rank.cl holds the three ways (a pruned sorting network for
 // K <= 9, a sliding histogram for u8 data, bit-by-bit selection for the rest); the way is chosen
-// per image at enqueue, when the stage says the pixel type (Stage::pixel_type). The example of a
-// non-linear filter for plugin authors: a window staged in __local, launch sizes, a type-dependent
-// path (docs/PLUGINS.md).
+// per image at enqueue, when the stage says the pixel type (Stage::pixel_type). The network
+// computes rank.tile_width x rank.tile_height outputs a work-item where the tuning says so (GPUs),
+// sharing their windows' sorts (selection.hpp). The example of a non-linear filter for plugin
+// authors: a window staged in __local, launch sizes, a type-dependent path (docs/PLUGINS.md).
 #include <algorithm>
 #include <clf/error.hpp>
 #include <clf/filter.hpp>
@@ -15,6 +16,7 @@
 
 #include "../common/window.hpp"
 #include "rank_kernels.hpp"  // rank_rank_cl
+#include "selection.hpp"
 
 namespace {
 using namespace clf;
@@ -70,19 +72,27 @@ class RankFilter : public Filter {
       throw Error(ErrorKind::usage, name_ + ": method=network takes ksize up to " +
                                         std::to_string(network_max_ksize) +
                                         " (got ksize=" + std::to_string(k) + ")");
+    if (!tiled_ && k <= network_max_ksize) {
+      tile_w_ = std::clamp(int(device_.knob_number("rank.tile_width", 1)), 1, k);
+      tile_h_ = std::clamp(int(device_.knob_number("rank.tile_height", 1)), 1, k);
+    }
   }
   Halo halo() const override { return {radius_, radius_}; }
   Border border() const override { return border_; }
   void enqueue(Stage& stage) override {
     const Way way = choose(stage.pixel_type());
-    cl::Kernel& kernel = kernel_for(way);
+    cl::Kernel& kernel = kernel_for(way, way == Way::network && tile_fits(stage));
     last_way_ = way;
     KernelArgs args(kernel);
     args << stage.input() << stage.output() << stage.width() << stage.rows();
     const size_t w = size_t(stage.width()), h = size_t(stage.rows()), c = size_t(stage.channels());
     auto up = [](size_t v, size_t m) { return (v + m - 1) / m * m; };
     if (way == Way::network) {
-      if (tiled_)
+      if (tile_fits(stage))
+        stage.launch(kernel,
+                     cl::NDRange((w + tile_w_ - 1) / tile_w_, (h + tile_h_ - 1) / tile_h_, c),
+                     cl::NullRange, "rank_tile");
+      else if (tiled_)
         stage.launch(kernel, cl::NDRange(up(w, network_tile_w), up(h, network_tile_h), c),
                      cl::NDRange(network_tile_w, network_tile_h, 1), "rank_network_tiled");
       else if (vector_ > 1)
@@ -126,12 +136,20 @@ class RankFilter : public Filter {
   int vector_ = !tiled_ && device_.knob_number("vector_width", 1) >= 4
                     ? std::min(int(device_.knob_number("vector_width", 1)), 8)
                     : 1;
-  std::map<Way, cl::Kernel> kernels_;
+  // Direct: rank.tile_width x rank.tile_height outputs a work-item, sharing their windows' sorts
+  // (1 x 1: none). Planes smaller than a tile (1-row strips) take the one-output kernels.
+  int tile_w_ = 1, tile_h_ = 1;
+  std::map<std::string, cl::Kernel> kernels_;
+  bool tile_fits(const Stage& stage) const {
+    return tile_w_ * tile_h_ > 1 && stage.width() >= tile_w_ && stage.rows() >= tile_h_;
+  }
   std::string layout() const {
+    const std::string tile = std::to_string(tile_w_) + "x" + std::to_string(tile_h_);
     return tiled_
                ? " tiled " + std::to_string(network_tile_w) + "x" + std::to_string(network_tile_h)
-           : vector_ > 1 ? " direct x" + std::to_string(vector_)
-                         : " direct";
+           : tile_w_ * tile_h_ > 1 ? " direct, " + tile + " outputs a work-item"
+           : vector_ > 1           ? " direct x" + std::to_string(vector_)
+                                   : " direct";
   }
   std::optional<Way> last_way_;
 
@@ -156,24 +174,33 @@ class RankFilter : public Filter {
     if (k <= network_max_ksize) return Way::network;
     return histogram_fits(type) ? Way::histogram : Way::bisect;
   }
-  cl::Kernel& kernel_for(Way way) {
-    auto found = kernels_.find(way);
+  cl::Kernel& kernel_for(Way way, bool tile) {
+    const std::string key = std::string(way_name(way)) + (tile ? " tile" : "");
+    auto found = kernels_.find(key);
     if (found != kernels_.end()) return found->second;
     const int k = 2 * radius_ + 1;
     std::string options, source = rank_rank_cl, name = "rank_bisect";
     if (way == Way::network) {
-      options = " -D R=" + std::to_string(radius_) + " -D K=" + std::to_string(k) +
-                " -D N=" + std::to_string(k * k) + " -D Q=" + std::to_string(q_);
-      if (tiled_) {
-        options +=
-            " -D TW=" + std::to_string(network_tile_w) + " -D TH=" + std::to_string(network_tile_h);
-        if (device_.knob_number("stage_with_loads", 0)) options += " -D CLF_STAGE_LOADS";
+      options = " -D R=" + std::to_string(radius_);
+      if (tile) {
+        options += " -D MX=" + std::to_string(tile_w_) + " -D MY=" + std::to_string(tile_h_);
+        source = "#define CLF_RANK_TILE " +
+                 clf_rank::selection_network(k, q_, tile_w_, tile_h_).source() + "\n" + source;
+        name = "rank_tile";
+      } else {
+        options += " -D K=" + std::to_string(k) + " -D N=" + std::to_string(k * k) +
+                   " -D Q=" + std::to_string(q_);
+        if (tiled_) {
+          options += " -D TW=" + std::to_string(network_tile_w) +
+                     " -D TH=" + std::to_string(network_tile_h);
+          if (device_.knob_number("stage_with_loads", 0)) options += " -D CLF_STAGE_LOADS";
+        }
+        source = "#define CLF_RANK_NETWORK " + pruned_network(k * k, q_) + "\n" + source;
+        if (vector_ > 1) options += " -D VW=" + std::to_string(vector_);
+        name = tiled_        ? "rank_network_tiled"
+               : vector_ > 1 ? "rank_network_vector"
+                             : "rank_network_direct";
       }
-      source = "#define CLF_RANK_NETWORK " + pruned_network(k * k, q_) + "\n" + source;
-      if (vector_ > 1) options += " -D VW=" + std::to_string(vector_);
-      name = tiled_        ? "rank_network_tiled"
-             : vector_ > 1 ? "rank_network_vector"
-                           : "rank_network_direct";
     } else if (way == Way::histogram) {
       options =
           " -D HG=" + std::to_string(histogram_group) + " -D RUN=" + std::to_string(histogram_run);
@@ -181,7 +208,7 @@ class RankFilter : public Filter {
     }
     cl::Program program =
         device_.build("rank.cl", source, options, Helpers::border | Helpers::stage);
-    return kernels_[way] = device_.kernel(program, name.c_str());
+    return kernels_[key] = device_.kernel(program, name.c_str());
   }
 };
 
