@@ -211,7 +211,7 @@ class Morphology : public Filter {
            (passes_.size() == 1 ? "" : "es") + ", " +
            (p.window ? "the element in one window, " + windows_[0]->describe()
             : p.line ? std::string("lines at constant cost")
-            : p.walk ? "one pass, groups of " + std::to_string(walk_group_) +
+            : p.walk ? "groups of " + std::to_string(walk_group_) +
                            " columns walking down them (van Herk)"
             : p.rect && p.vector > 1
                 ? "van Herk down the columns, x" + std::to_string(p.vector)
