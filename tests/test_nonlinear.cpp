@@ -175,8 +175,9 @@ TEST_CASE("morphology's lines at constant cost give the direct passes' bits", "[
 
 TEST_CASE("a rect by groups walking down the columns gives the direct passes' bits", "[layout]") {
   // morphology.rect_walk (GPUs' default): the first erode or dilate of a rect from 9x9 to 31x31 in
-  // one pass; later passes read temp planes. Widths that leave a group part empty, strips lower
-  // than a block, and 2 channels.
+  // one pass; later passes read temp planes. Radii to 8 issue the next batch's loads early (the
+  // default morphology.walk_prefetch_max_radius), larger ones wait for each batch's. Widths that
+  // leave a group part empty, strips lower than a block, and 2 channels.
   const clf::Image in = test::random_image(141, 75, 2, clf::PixelType::f32, 12);
   for (const char* spec :
        {"morphology:op=dilate,ksize=9",

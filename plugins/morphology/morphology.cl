@@ -258,9 +258,26 @@ __kernel __attribute__((reqd_work_group_size(LG, 1, 1))) void morph_line(MORPH_A
 // there, 4 side by side a work-item sharing their common 2 RX - 2 (ext). Then each work-item goes
 // down its column (van Herk / Gil-Werman): the suffix extrema of the previous batch's rows and
 // the running prefix of this batch's give RK outputs, about three operations each whatever RY.
+// -D WALK_PREFETCH (small radii): the next batch's loads are issued into registers before this
+// batch's extrema are taken, and stored to __local after; without it each batch's loads are
+// waited for (large radii, where those registers would leave room for too few groups).
 #define RK (2 * RY + 1)
 #define SEGW (WG + 2 * RX)         // staged floats a row
 #define SEGP ((SEGW + 3) / 4 * 4)  // and its pitch, whole float4s
+#define WALK_LOADS ((RK * SEGW + WG - 1) / WG)  // staged floats a work-item
+// Work-item l's share of a batch: RK rows of SEGW floats from (sx0, sy0), those at or past
+// (x_end, y_end) read as MORPH_START (they feed no stored output). One loop of constant bounds,
+// unrolled: every load of the batch is in flight at once.
+inline void walk_load(float* v, const __global float* s, int pitch, int sx0, int sy0, int x_end,
+                      int y_end, int l) {
+#pragma unroll
+  for (int j = 0; j < WALK_LOADS; ++j) {
+    const int i = l + j * WG, r = i / SEGW, q = i - r * SEGW;
+    const int sx = sx0 + q, sy = sy0 + r;
+    v[j] = i < RK * SEGW && sx < x_end && sy < y_end ? s[sy * pitch + sx] : MORPH_START;
+  }
+}
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void morph_rect_walk(MORPH_ARGS) {
   __local float4 seg4[RK * SEGP / 4];
   __local float ext[RK * WG];
@@ -269,11 +286,22 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void morph_rect_walk(MO
   MORPH_PLANES(get_global_id(2))
   const int x = x0 + bx + l;
   float rows[RK];
+#if defined(WALK_PREFETCH)
+  float next[WALK_LOADS];  // the next batch's loads, in flight while this batch is computed
+  walk_load(next, s, src_pitch, x0 + bx - RX, y0 + by - RY, x0 + w + RX, y0 + h + RY, l);
+#endif
   for (int b = 0; b <= WALK && by + (b - 1) * RK < h; ++b) {  // b = 0: the first block's top
     const int first = y0 + by - RY + b * RK;                   // the batch's first input row
     barrier(CLK_LOCAL_MEM_FENCE);                              // the last batch's reads are done
-    // The pass reads [x0 - RX, x0 + w + RX). One loop of constant bounds, unrolled: the loads of
-    // the whole batch are in flight at once (a loop per row waits for each row's).
+#if defined(WALK_PREFETCH)
+#pragma unroll
+    for (int j = 0; j < WALK_LOADS; ++j) {
+      const int i = l + j * WG;
+      if (i < RK * SEGW) seg[i / SEGW * SEGP + i % SEGW] = next[j];
+    }
+    if (b < WALK && by + b * RK < h)
+      walk_load(next, s, src_pitch, x0 + bx - RX, first + RK, x0 + w + RX, y0 + h + RY, l);
+#else
 #pragma unroll
     for (int i = l; i < RK * SEGW; i += WG) {
       const int r = i / SEGW, q = i - r * SEGW;
@@ -281,6 +309,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void morph_rect_walk(MO
       seg[r * SEGP + q] =
           sx < x0 + w + RX && sy < y0 + h + RY ? s[sy * src_pitch + sx] : MORPH_START;
     }
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int job = l; job < RK * (WG / 4); job += WG) {
       const int r = job / (WG / 4), g = job - r * (WG / 4);

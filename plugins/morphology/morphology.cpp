@@ -130,14 +130,12 @@ class Morphology : public Filter {
           line_group_ /= 2;
         line += " -D LG=" + std::to_string(line_group_);
       }
-      const std::string options =
-          line + " -D MAX=" + std::string(p.max ? "1" : "0") + " -D RX=" + std::to_string(p.rx()) +
-          " -D RY=" + std::to_string(p.ry()) +
-          (p.vector > 1 ? " -D VW=" + std::to_string(p.vector) : "") +
-          (p.rect ? " -D RECT_RUN=" + std::to_string(rect_run) : "") +
-          (p.walk
-               ? " -D WALK=" + std::to_string(walk_blocks) + " -D WG=" + std::to_string(walk_group_)
-               : "");
+      const std::string options = line + " -D MAX=" + std::string(p.max ? "1" : "0") +
+                                  " -D RX=" + std::to_string(p.rx()) +
+                                  " -D RY=" + std::to_string(p.ry()) +
+                                  (p.vector > 1 ? " -D VW=" + std::to_string(p.vector) : "") +
+                                  (p.rect ? " -D RECT_RUN=" + std::to_string(rect_run) : "") +
+                                  (p.walk ? walk_options(device, p) : "");
       const std::string source =
           (p.rows.size() <= literal_max_rows ? "#define MORPH_ROWS " + rows_text(p.rows) + "\n"
                                              : std::string()) +
@@ -227,6 +225,14 @@ class Morphology : public Filter {
   size_t line_group_ = 64;   // work-items a group of the row line
   size_t walk_group_ = 128;  // work-items a group of morph_rect_walk
 
+  // morph_rect_walk's defines: the group, and the next batch's loads issued early up to the
+  // tuning's morphology.walk_prefetch_max_radius.
+  std::string walk_options(const Device& device, const Pass& p) const {
+    const bool prefetch =
+        std::max(p.rx(), p.ry()) <= device.knob_number("morphology.walk_prefetch_max_radius", 8);
+    return " -D WALK=" + std::to_string(walk_blocks) + " -D WG=" + std::to_string(walk_group_) +
+           (prefetch ? " -D WALK_PREFETCH" : "");
+  }
   // The widest group, 128 columns at most, whose staged rows and row extrema fit local memory.
   static size_t walk_group(const Device& device, const Pass& p) {
     const size_t k = size_t(2 * p.ry() + 1);
