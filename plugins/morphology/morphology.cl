@@ -362,4 +362,5 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void morph_rect_walk(MO
 #undef RK
 #undef SEGW
 #undef SEGP
+#undef WALK_LOADS
 #endif

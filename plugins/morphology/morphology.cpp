@@ -36,9 +36,9 @@ constexpr int line_from_radius = 3;        // a rect from 7x7 on may take morph_
 constexpr int gpu_line_from_radius = 4;    // method=auto: lines on GPUs from 9x9
 constexpr int window_auto_max_radius = 7;  // method=auto on GPUs: erode and dilate to 15x15
 constexpr int window_max_radius = 31;      // method=window: elements whose rows fit 64 taps
-// morph_rect_walk (morphology.rect_walk, GPUs): rects to 31x31, groups walking down walk_blocks
-// blocks of 2 r + 1 rows. Past it the two arrays of 2 r + 1 registers a work-item spill, and the
-// lines are faster.
+// morph_rect_walk (morphology.rect_walk, GPUs): rects to 31x31, the sizes it was measured faster
+// than the lines at; groups walk down walk_blocks blocks of 2 r + 1 rows. Past 31x31 its two
+// arrays of 2 r + 1 registers a work-item and groups narrowed to fit local memory are untried.
 constexpr int walk_max_radius = 15;
 constexpr int walk_blocks = 8;
 

@@ -4,14 +4,17 @@
 //
 // The plan (after Adams, "Fast median filters using separable sorting networks", 2021):
 //   1. each input column's rows that every output row's window holds are sorted once;
-//   2. for each output row, each column's own rows are merged in: K sorted values a column;
-//   3. for each output row, the columns that every output's window holds are merged once;
-//   4. for each output, that run and its own columns are merged, smallest runs first, and after
+//   2. either (a) for each output row, each column's own rows are merged in (K sorted values a
+//      column) and the columns every output's window holds are merged once, or (b) those columns'
+//      sorted rows are merged once for the whole tile, and for each output row the other
+//      columns get their own rows merged in and the shared columns' own rows are sorted apart;
+//   3. for each output, the shared run and its own runs are merged, smallest first, and after
 //      each merge the values that cannot be the Q-th are dropped (a value with Q + 1 values below
 //      it in its run is above the answer; one with N - Q above it is below, and Q counts it).
+// Each of (a) and (b) wins some tiles: selection_network builds both and keeps the cheaper.
 // Merges are Batcher's odd-even merge of two sorted runs of any lengths. The result is pruned
 // backwards to the operations an output needs, so a compare-exchange whose larger value nobody
-// reads is one fmin. 5x5, median: 93 min/max operations an output for 2x2 outputs, against 202
+// reads is one fmin. 5x5, median: 89 min/max operations an output for 2x2 outputs, against 202
 // for one output sorted by a pruned network.
 #pragma once
 
