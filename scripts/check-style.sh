@@ -4,7 +4,9 @@
 #     cli, python, samples and bench;
 #   - no line of product code, C++, OpenCL C or the Python package, is longer than 100 columns;
 #   - no function in core/src, cli or plugins is longer than 80 lines;
-#   - no class there is longer than 250 lines: its definition and its member functions together;
+#   - no class in core (its public headers too), cli or plugins is longer than 250 lines: its
+#     definition and its member functions together;
+#   - no #if in OpenCL C (kernels/, plugins/, samples/) is nested deeper than 2;
 #   - #include <clf/clf.hpp> (what an embedder includes) pulls in no Boost header;
 #   - plugins read the tuning by name (Device::knob), never through clf::Tuning.
 # Prints each finding and exits 1 when there is one. Fix C++ layout with:
@@ -55,8 +57,16 @@ if awk 'FNR == 1 { in_class = 0; sig = 0; body = 0 }
         sig && !body && /\{$/ { body = FNR }
         /^\}/ && body { if (owner != "") lines[owner] += FNR - sig + 1; sig = 0; body = 0 }
         END { for (c in lines) if (lines[c] > 250) { printf "%s: class %s: %d lines\n", where[c], c, lines[c]; found = 1 }
-              exit !found }' $(git ls-files 'core/src/*.[ch]pp' 'cli/*.[ch]pp' 'plugins/*/*.[ch]pp'); then
+              exit !found }' $(git ls-files 'core/include/*.hpp' 'core/src/*.[ch]pp' 'cli/*.[ch]pp' 'plugins/*/*.[ch]pp'); then
   echo "check-style: classes over 250 lines"
+  status=1
+fi
+# Kernel variants are chosen by the host, one family a file: conditional compilation stays shallow.
+if awk 'FNR == 1 { depth = 0 }
+        /^[ \t]*#[ \t]*if/ { if (++depth > 2) { printf "%s:%d: #if nested %d deep\n", FILENAME, FNR, depth; found = 1 } }
+        /^[ \t]*#[ \t]*endif/ { --depth }
+        END { exit !found }' $(git ls-files 'kernels/*.cl' 'kernels/*.clh' 'plugins/*.cl' 'samples/*.cl'); then
+  echo "check-style: OpenCL C with #if nested deeper than 2"
   status=1
 fi
 if echo '#include <clf/clf.hpp>' | "${CXX:-c++}" -std=c++17 -E -Icore/include -x c++ - | grep -q '/boost/'; then

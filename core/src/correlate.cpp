@@ -183,8 +183,8 @@ void check_correlation_range(const std::string& name, double gain, float delta) 
 
 namespace {
 // " -D CLF_ROW_HALF=w_0,.." where every row of the window's nonzero taps is one segment centred
-// on the output (-w_j..w_j; kernels/correlate.clh takes a row's extrema over widening segments
-// once), else "".
+// on the output (-w_j..w_j; kernels/correlate/blocked.clh takes a row's extrema over widening
+// segments once), else "".
 std::string row_halves(const std::vector<float>& weights, int rx, int ry) {
   const int kw = 2 * rx + 1;
   std::string halves;
@@ -241,8 +241,8 @@ Correlation::Correlation(Device& device, int rx, int ry, const std::vector<float
   const uint64_t weight_bytes = weights.size() * sizeof(float);
   if (weight_bytes > device.device().getInfo<CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE>())
     options += " -D CLF_WEIGHTS=__global";
-  // Taps of weight 0 left out (kernels/correlate.clh, CLF_ROW_TAPS), for windows up to 64 wide:
-  // a program per pattern of zeros, as there is one per radius.
+  // Taps of weight 0 left out (kernels/correlate/common.clh, CLF_ROW_TAPS), for windows up to 64
+  // wide: a program per pattern of zeros, as there is one per radius.
   const int kw = 2 * rx + 1;
   zero_taps_ = int(std::count(weights.begin(), weights.end(), 0.f));
   if (reduce != WindowReduce::sum && zero_taps_ > 0 && kw > 64)
@@ -366,21 +366,19 @@ void SeparableCorrelation::take(Device& device, cl::Kernel kernel, const Taps& t
 }
 
 bool SeparableCorrelation::take_columns(Device& device, const Taps& taps) {
-  if (one_pass_tiling_.variant != Variant::tiled || any_radius_ || !choose_columns(device))
-    return false;
+  if (one_pass_tiling_.variant != Variant::tiled || any_radius_) return false;
+  const ColumnsTiling columns = ColumnsTiling::choose(device, rx_, ry_);
+  if (!columns) return false;
   const bool by_value = literal_by_value(device, taps);
-  const std::string options = radii_options(taps) +
-                              " -D CLF_SEPARABLE -D TH=" + std::to_string(columns_rows_) +
-                              " -D CLF_CW=" + std::to_string(columns_width_) +
-                              " -D CLF_CTH=" + std::to_string(columns_tile_rows_) +
+  const std::string options = radii_options(taps) + " -D CLF_SEPARABLE" + columns.defines() +
                               (by_value ? " -D CLF_TAPS_BY_VALUE" : "");
   cl::Kernel kernel =
       device.kernel(device.build("clf_correlate", taps.epilogue, options, Helpers::correlate),
                     "clf_separable_columns");
-  if (kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device.device()) < columns_items()) {
-    columns_width_ = 0;  // more work-items than its registers allow: rows first
+  // More work-items than its registers allow: rows first.
+  if (kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device.device()) < columns.items())
     return false;
-  }
+  columns_ = columns;
   take(device, kernel, taps, by_value);
   return true;
 }
@@ -437,30 +435,41 @@ void SeparableCorrelation::make_passes(Device& device, const std::vector<float>&
   }
 }
 
-bool SeparableCorrelation::choose_columns(const Device& device) {
+ColumnsTiling ColumnsTiling::choose(const Device& device, int rx, int ry) {
   const Tuning& tuning = device.tuning();
   const Tuning::SeparableColumns* pick = nullptr;
   for (const Tuning::SeparableColumns& entry : tuning.separable_columns)
-    if (std::max(rx_, ry_) >= entry.min_radius) pick = &entry;
-  if (!pick) return false;
+    if (std::max(rx, ry) >= entry.min_radius) pick = &entry;
+  if (!pick) return {};
   // The width a power of 2 from 8 to 256 float4s, 2 work-items each, with at least one pair of
   // output columns past its halo; whole batches of `rows` a group; the two batch buffers within
   // local memory (1 KiB left for the runtime).
   const int width = pick->width / 4, rows = std::max(1, pick->rows);
-  const int out = width - plane_margin(rx_) / 2;
-  if (width < 8 || width > 256 || (width & (width - 1)) != 0 || out < 2) return false;
+  const int out = width - plane_margin(rx) / 2;
+  if (width < 8 || width > 256 || (width & (width - 1)) != 0 || out < 2) return {};
   const uint64_t local = device.info().local_mem_bytes, room = local > 1024 ? local - 1024 : 0;
   if (uint64_t(2 * rows) * uint64_t(width + 4) * 16 > room ||
       size_t(2 * width) > device.info().max_work_group_size)
-    return false;
-  columns_width_ = width;
-  columns_rows_ = rows;
-  columns_tile_rows_ = std::max(rows, tuning.separable_columns_tile_rows / rows * rows);
-  columns_out_ = out;
-  return true;
+    return {};
+  return {width, rows, std::max(rows, tuning.separable_columns_tile_rows / rows * rows), out};
 }
 
-size_t SeparableCorrelation::columns_items() const { return 2 * size_t(columns_width_); }
+std::string ColumnsTiling::defines() const {
+  return " -D TH=" + std::to_string(rows) + " -D CLF_CW=" + std::to_string(width) +
+         " -D CLF_CTH=" + std::to_string(tile_rows);
+}
+
+// out float4 columns of outputs a group, tile_rows rows.
+cl::NDRange ColumnsTiling::global(int plane_width, int plane_rows, int channels) const {
+  const size_t groups_x = size_t(((plane_width + 3) / 4 + out - 1) / out);
+  const size_t groups_y = size_t((plane_rows + tile_rows - 1) / tile_rows);
+  return cl::NDRange(groups_x * items(), groups_y, size_t(channels));
+}
+
+std::string ColumnsTiling::describe() const {
+  return "columns first " + std::to_string(4 * out) + "x" + std::to_string(tile_rows) + "/" +
+         std::to_string(items());
+}
 
 void SeparableCorrelation::enqueue(const Stage& stage, const Plane& src, const Plane& dst) const {
   if (one_pass_()) {
@@ -472,12 +481,9 @@ void SeparableCorrelation::enqueue(const Stage& stage, const Plane& src, const P
     one_pass_wx_.pass(args);
     one_pass_wy_.pass(args);
     args << delta_;
-    if (columns_width_ > 0) {  // columns first: columns_out_ float4 columns of outputs a group
-      const size_t groups_x = size_t(((dst.width + 3) / 4 + columns_out_ - 1) / columns_out_);
-      const size_t groups_y = size_t((dst.rows + columns_tile_rows_ - 1) / columns_tile_rows_);
-      stage.launch(kernel,
-                   cl::NDRange(groups_x * columns_items(), groups_y, size_t(stage.channels())),
-                   cl::NDRange(columns_items(), 1, 1), name_.c_str());
+    if (columns_) {
+      stage.launch(kernel, columns_.global(dst.width, dst.rows, stage.channels()), columns_.local(),
+                   name_.c_str());
       return;
     }
     cl::NDRange global = t.global(dst.width, dst.rows, stage.channels());
@@ -544,9 +550,8 @@ int SeparableCorrelation::marching_steps(int width, int tiles) const {
 }
 
 std::string SeparableCorrelation::describe() const {
-  if (one_pass_() && columns_width_ > 0)
-    return "separable single pass, columns first " + std::to_string(4 * columns_out_) + "x" +
-           std::to_string(columns_tile_rows_) + "/" + std::to_string(columns_items()) +
+  if (one_pass_() && columns_)
+    return "separable single pass, " + columns_.describe() +
            (one_pass_wx_.by_value() ? ", weights by value" : "");
   if (one_pass_())
     return "separable single pass, " + one_pass_tiling_.describe() +

@@ -8,15 +8,14 @@
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
-#include <deque>
 #include <filesystem>
-#include <fstream>
-#include <map>
 #include <mutex>
 #include <sstream>
 
+#include "buffer_pool.hpp"
 #include "clf/error.hpp"
 #include "embedded.hpp"
+#include "program_cache.hpp"
 #include "testing.hpp"
 #include "tuning_database.hpp"
 #include "util.hpp"
@@ -30,17 +29,6 @@ namespace {
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return s;
-}
-
-uint64_t fnv1a(const std::string& text, uint64_t hash = 1469598103934665603ull) {
-  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
-  return hash;
-}
-
-std::string hex(uint64_t value) {
-  std::ostringstream out;
-  out << std::hex << value;
-  return out.str();
 }
 
 std::vector<cl::Platform> platforms() {
@@ -125,33 +113,16 @@ struct Device::Impl {
   cl::CommandQueue host_queue;  // blocking host transfers: weights uploads, pinned maps
   Tuning tuning;
   std::string tuning_source;
-  std::string cache_dir;
   uint64_t alloc_limit = 0;
   std::string build_options;  // DeviceOptions::build_options, with a leading space
-  std::mutex programs_mutex;
-  std::map<std::string, cl::Program> programs;
-  size_t programs_built = 0;
+  std::unique_ptr<detail::ProgramCache> programs;
   std::atomic<uint64_t> in_use{0}, peak{0};
-  struct Recycled {
-    DeviceBuffer buffer;
-    std::vector<cl::Event> pending;
-  };
-  std::mutex recycled_mutex;
-  std::deque<Recycled> recycled;  // the most recent last
-
-  cl::Program try_disk_cache(const std::string& key, const std::string& options);
-  void store_in_disk_cache(const std::string& key, const cl::Program& program);
-  cl::Program program(const std::string& key, const std::string& name, const std::string& full,
-                      const std::string& options);
+  std::unique_ptr<detail::BufferPool> recycled;
 };
 
-std::shared_ptr<Device> Device::open(const std::string& selector, const DeviceOptions& options) {
-  auto found = all_devices();
-  if (found.empty())
-    throw Error(ErrorKind::device,
-                "no OpenCL device found on any platform: install a driver (for the CPU on Debian: "
-                "apt-get install pocl-opencl-icd)");
-  const Found* pick = nullptr;
+namespace {
+// The device `selector` names among `found` (Device::open's rules); nullptr when none.
+const Found* select_device(const std::vector<Found>& found, const std::string& selector) {
   const std::string want = lower(selector);
   auto first_of = [&](bool gpu) -> const Found* {
     for (auto& f : found)
@@ -159,23 +130,33 @@ std::shared_ptr<Device> Device::open(const std::string& selector, const DeviceOp
     return nullptr;
   };
   if (want.empty()) {
-    pick = first_of(true);
+    const Found* pick = first_of(true);
     if (!pick) pick = first_of(false);
-    if (!pick) pick = &found.front();
-  } else if (want == "gpu" || want == "cpu") {
-    pick = first_of(want == "gpu");
-  } else if (int p = 0, d = 0, used = 0;
-             std::sscanf(want.c_str(), "%d:%d%n", &p, &d, &used) == 2 && used == int(want.size())) {
+    return pick ? pick : &found.front();
+  }
+  if (want == "gpu" || want == "cpu") return first_of(want == "gpu");
+  const Found* pick = nullptr;
+  if (int p = 0, d = 0, used = 0;
+      std::sscanf(want.c_str(), "%d:%d%n", &p, &d, &used) == 2 && used == int(want.size())) {
     for (auto& f : found)
       if (f.info.platform_index == p && f.info.device_index == d) pick = &f;
-  } else {
-    for (auto& f : found)
-      if (lower(f.info.name).find(want) != std::string::npos ||
-          lower(f.info.platform_name).find(want) != std::string::npos) {
-        pick = &f;
-        break;
-      }
+    return pick;
   }
+  for (auto& f : found)
+    if (lower(f.info.name).find(want) != std::string::npos ||
+        lower(f.info.platform_name).find(want) != std::string::npos)
+      return &f;
+  return nullptr;
+}
+}  // namespace
+
+std::shared_ptr<Device> Device::open(const std::string& selector, const DeviceOptions& options) {
+  auto found = all_devices();
+  if (found.empty())
+    throw Error(ErrorKind::device,
+                "no OpenCL device found on any platform: install a driver (for the CPU on Debian: "
+                "apt-get install pocl-opencl-icd)");
+  const Found* pick = select_device(found, selector);
   if (!pick)
     throw Error(ErrorKind::device,
                 "no OpenCL device matches '" + selector +
@@ -212,48 +193,29 @@ std::shared_ptr<Device> Device::make(const DeviceInfo& info, const cl::Device& d
   cl_check(err, "clCreateCommandQueue", impl->info.name);
   impl->alloc_limit = options.alloc_limit;
   if (!options.build_options.empty()) impl->build_options = " " + options.build_options;
+  std::string cache_dir;
   if (!options.cache_dir.empty()) {
     std::error_code ec;
     fs::create_directories(options.cache_dir, ec);
-    if (!ec) impl->cache_dir = options.cache_dir;  // a cache that cannot be made is not an error
+    if (!ec) cache_dir = options.cache_dir;  // a cache that cannot be made is not an error
   }
-  impl->tuning_source = detail::initial_tuning(impl->tuning, impl->info, impl->cache_dir);
+  impl->programs =
+      std::make_unique<detail::ProgramCache>(info, context, device, std::move(cache_dir));
+  impl->recycled = std::make_unique<detail::BufferPool>(
+      size_t(Device::recycled_buffers), info.global_mem_bytes / Device::recycled_share);
+  impl->tuning_source = detail::initial_tuning(impl->tuning, impl->info, impl->programs->dir());
   return std::shared_ptr<Device>(new Device(std::move(impl)));
 }
 
 Device::Device(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Device::~Device() { impl_->recycled.clear(); }  // while the counts they give back still exist
+Device::~Device() { impl_->recycled->clear(); }  // while the counts they give back still exist
 
 DeviceBuffer Device::reuse(size_t bytes, std::vector<cl::Event>& pending) {
-  std::lock_guard<std::mutex> lock(impl_->recycled_mutex);
-  auto& r = impl_->recycled;
-  for (auto it = r.rbegin(); it != r.rend(); ++it)
-    if (it->buffer.bytes() == bytes) {
-      DeviceBuffer found = std::move(it->buffer);
-      pending = std::move(it->pending);
-      r.erase(std::next(it).base());
-      return found;
-    }
-  return {};
+  return impl_->recycled->take(bytes, pending);
 }
-
-void Device::release_recycled() {
-  std::lock_guard<std::mutex> lock(impl_->recycled_mutex);
-  impl_->recycled.clear();
-}
-
+void Device::release_recycled() { impl_->recycled->clear(); }
 void Device::recycle(DeviceBuffer buffer, std::vector<cl::Event> pending) {
-  const uint64_t most = impl_->info.global_mem_bytes / recycled_share;
-  if (buffer.bytes() > most) return;  // released here
-  std::lock_guard<std::mutex> lock(impl_->recycled_mutex);
-  auto& r = impl_->recycled;
-  r.push_back({std::move(buffer), std::move(pending)});
-  uint64_t total = 0;
-  for (const auto& e : r) total += e.buffer.bytes();
-  while (r.size() > size_t(recycled_buffers) || total > most) {
-    total -= r.front().buffer.bytes();
-    r.pop_front();  // released; OpenCL frees it once its queued commands have run
-  }
+  impl_->recycled->give(std::move(buffer), std::move(pending));
 }
 const DeviceInfo& Device::info() const { return impl_->info; }
 const cl::Context& Device::context() const { return impl_->context; }
@@ -279,8 +241,8 @@ std::string Device::knob(const std::string& name, const std::string& fallback) c
 double Device::knob_number(const std::string& name, double fallback) const {
   return tuning_number(impl_->tuning, name, fallback);
 }
-const std::string& Device::cache_dir() const { return impl_->cache_dir; }
-size_t Device::programs_built() const { return impl_->programs_built; }
+const std::string& Device::cache_dir() const { return impl_->programs->dir(); }
+size_t Device::programs_built() const { return impl_->programs->built(); }
 void Device::on_release(size_t bytes) { impl_->in_use -= bytes; }
 
 std::vector<std::shared_ptr<Device>> open_devices(const std::string& selectors,
@@ -303,64 +265,6 @@ std::vector<std::shared_ptr<Device>> open_devices(const std::string& selectors,
   return devices;
 }
 
-cl::Program Device::Impl::try_disk_cache(const std::string& key, const std::string& options) {
-  if (cache_dir.empty()) return {};
-  std::ifstream in(fs::path(cache_dir) / (key + ".bin"), std::ios::binary);
-  if (!in) return {};
-  std::vector<unsigned char> binary((std::istreambuf_iterator<char>(in)), {});
-  if (binary.empty()) return {};
-  cl_int err = CL_SUCCESS;
-  cl::Program::Binaries binaries{binary};
-  std::vector<cl_int> status;
-  cl::Program program(context, {device}, binaries, &status, &err);
-  if (err != CL_SUCCESS || program.build({device}, options.c_str()) != CL_SUCCESS)
-    return {};  // stale or foreign binary: rebuild from source
-  return program;
-}
-
-// Written to a temporary file and renamed, so that a process stopped midway leaves no torn file.
-void Device::Impl::store_in_disk_cache(const std::string& key, const cl::Program& program) {
-  if (cache_dir.empty()) return;
-  auto binaries = program.getInfo<CL_PROGRAM_BINARIES>();
-  if (binaries.empty() || binaries[0].empty()) return;
-  const fs::path path = fs::path(cache_dir) / (key + ".bin");
-  const fs::path tmp = path.string() + ".tmp" + std::to_string(::getpid());
-  std::ofstream out(tmp, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(binaries[0].data()), std::streamsize(binaries[0].size()));
-  out.close();
-  std::error_code ec;
-  if (out) fs::rename(tmp, path, ec);
-  if (!out || ec) fs::remove(tmp, ec);  // a cache that cannot be written is not an error
-}
-
-// The program of `key` (a hash of everything it is built from): from memory, the disk cache, or
-// compiled from `full`.
-cl::Program Device::Impl::program(const std::string& key, const std::string& name,
-                                  const std::string& full, const std::string& options) {
-  std::lock_guard<std::mutex> lock(programs_mutex);
-  if (auto it = programs.find(key); it != programs.end()) return it->second;
-
-  cl::Program built = try_disk_cache(key, options);
-  if (!built()) {
-    cl_int err = CL_SUCCESS;
-    built = cl::Program(context, full, false, &err);
-    cl_check(err, "clCreateProgramWithSource", name);
-    err = built.build({device}, options.c_str());
-    if (err != CL_SUCCESS) {
-      std::string log = trim(built.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device));
-      throw Error(ErrorKind::build,
-                  "building OpenCL program '" + name + "' for " + info.name + " failed (" +
-                      cl_error_name(err) + " from clBuildProgram, options '" + options + "'):\n" +
-                      (log.empty() ? "(empty build log)" : log),
-                  err);
-    }
-    ++programs_built;
-    store_in_disk_cache(key, built);
-  }
-  programs.emplace(key, built);
-  return built;
-}
-
 cl::Program Device::build(const std::string& name, const std::string& source,
                           const std::string& own_options, Helpers helpers) {
   Impl& d = *impl_;
@@ -371,10 +275,7 @@ cl::Program Device::build(const std::string& name, const std::string& source,
   if (uses(helpers, Helpers::stage)) full += clf_kernel_stage_clh;
   if (uses(helpers, Helpers::correlate)) full += clf_kernel_correlate_clh;
   full += "\n#line 1 \"" + name + "\"\n" + source;
-  const DeviceInfo& info = d.info;
-  const std::string key = hex(fnv1a(info.platform_name + '\n' + info.name + '\n' + info.version +
-                                    '\n' + info.driver_version + '\n' + options + '\n' + full));
-  return d.program(key, name, full, options);
+  return d.programs->get(name, full, options);
 }
 
 cl::Kernel Device::kernel(const cl::Program& program, const char* name) {

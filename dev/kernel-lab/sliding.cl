@@ -5,7 +5,7 @@
 // Every B rows it writes the column sums to one of two __local buffers, loads the next B rows, and
 // after one barrier the row pass reads 8-wide windows from the buffer and stores. Switches: PD=n
 // (load n batches ahead), RESTRICT (restrict pointers), NOCOL / NOROW (a pass's multiply-adds
-// left out). The product's clf_separable_columns (kernels/correlate.clh) grew from this one.
+// left out). The product's clf_separable_columns (kernels/correlate/separable_columns.clh) grew from this one.
 #define KW (2 * R + 1)
 typedef struct { float w[KW]; } taps;
 #if VW == 1

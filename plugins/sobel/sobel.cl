@@ -2,7 +2,8 @@
 // written once: the Sobel gradient magnitude sqrt(gx^2 + gy^2) * scale + delta, or with
 // -D SOBEL_SUM the Laplacian (gx + gy) * scale + delta, gx and gy the second derivatives. Built
 // with -D RX=R -D RY=R (both kernels zero-padded to (2R+1)^2) and Helpers::correlate: the sums are
-// correlate.clh's clf_sums_* bodies with two weight sets (wx, wy); these kernels add the finish.
+// the clf_sums_* bodies of kernels/correlate/ with two weight sets (wx, wy); these kernels add
+// the finish.
 #if defined(SOBEL_SUM)
 #define SOBEL_COMBINE(gx, gy) ((gx) + (gy))
 #else

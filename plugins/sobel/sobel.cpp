@@ -82,7 +82,8 @@ class SobelMagnitude : public Filter {
         tiling_(choose_tiling(device, r, r)) {
     const std::string options = "-D RX=" + std::to_string(r) + " -D RY=" + std::to_string(r) +
                                 tiling_.defines() + (sum ? " -D SOBEL_SUM" : "");
-    // sobel.cl's kernels are built on correlate.clh's blocked helpers (and its -D RX/RY macros).
+    // sobel.cl's kernels are built on the blocked helpers of kernels/correlate/ (and their
+    // -D RX/RY macros).
     cl::Program program = device.build("sobel.cl", sobel_sobel_cl, options, Helpers::correlate);
     kernel_ = device.kernel(program, ("sobel_magnitude" + tiling_.suffix()).c_str());
     wx_ = device.upload(wx.data(), wx.size() * sizeof(float), "sobel x weights");

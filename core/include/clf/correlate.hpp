@@ -25,7 +25,7 @@ double weights_l1(const std::vector<float>& weights);
 // How a kernel with a (2rx+1) x (2ry+1) window is laid out on a device: the device's tuning,
 // adjusted to the window (taller blocks for tall windows, the tile shrunk until its staged window
 // fits local memory). The one place that picks work-group sizes; plugin kernels built on the
-// shared helpers (kernels/correlate.clh, kernels/stage.clh) use it too. Kernel shapes:
+// shared helpers (kernels/correlate/, kernels/stage.clh) use it too. Kernel shapes:
 //   direct, vector_width 1:  one output per work-item (any window size)
 //   direct, vector_width 4:  "blocked": 4 x tile_height outputs per work-item from aligned float4
 //                            reads, group_width work-items per group (GPUs)
@@ -63,6 +63,23 @@ Tiling choose_tiling(const Device& device, int rx, int ry, int block_rows = 0);
 // fitted to local_bytes and max_items work-items), or variant direct where no tile fits; the row
 // pass reads its horizontal halo from global memory, so rx does not matter.
 Tiling fit_separable_tiling(const Tuning& tuning, uint64_t local_bytes, size_t max_items, int ry);
+
+// The columns-first single pass's layout (Tuning::separable_columns, clf_separable_columns): a
+// group of 2 width work-items sums `width` float4 columns, `out` of them outputs past the halo,
+// walking down tile_rows rows in batches of `rows`.
+struct ColumnsTiling {
+  int width = 0, rows = 0, tile_rows = 0, out = 0;  // width 0: none
+  // The tuning's entry for radii rx, ry where it fits the device (a power of 2 from 8 to 256
+  // float4s with a pair of output columns past the halo, its two batch buffers in local memory);
+  // width 0 where none applies.
+  static ColumnsTiling choose(const Device& device, int rx, int ry);
+  explicit operator bool() const { return width > 0; }
+  size_t items() const { return 2 * size_t(width); }  // work-items of a group
+  std::string defines() const;                        // " -D TH=.. -D CLF_CW=.. -D CLF_CTH=.."
+  cl::NDRange global(int width, int rows, int channels) const;
+  cl::NDRange local() const { return cl::NDRange(items(), 1, 1); }
+  std::string describe() const;  // "columns first 48x6/32"
+};
 
 // OpenCV's Gaussian taps (getGaussianKernel for float images): 2 radius + 1 samples of
 // exp(-x^2 / (2 sigma^2)), summing to 1. The blur plugin's, for composite filters (unsharp mask,
@@ -156,11 +173,7 @@ class SeparableCorrelation {
   int marching_steps(int width, int tiles) const;
   int forced_steps_ = 0, min_groups_ = 1;
   bool any_radius_ = false;  // the tiled kernel takes the radii as arguments (-D CLF_SEPARABLE_ANY)
-  // Columns first (Tuning::separable_columns): float4 columns a group sums (0: rows first), rows
-  // a batch, rows a group; and the float4 columns of outputs a group stores.
-  int columns_width_ = 0, columns_rows_ = 0, columns_tile_rows_ = 0, columns_out_ = 0;
-  // Chooses columns first for literal radii where the tuning says so and it fits; true if so.
-  bool choose_columns(const Device& device);
+  ColumnsTiling columns_;    // the columns-first single pass, where taken
   // The constructor's steps: the paths in the order they are tried (correlate.cpp).
   struct Taps {
     const std::vector<float>&kx, &ky;
@@ -173,7 +186,6 @@ class SeparableCorrelation {
   bool take_columns(Device& device, const Taps& taps);
   bool take_single_pass(Device& device, const Taps& taps, const Tuning& fit);
   void make_passes(Device& device, const std::vector<float>& kx, const std::vector<float>& ky);
-  size_t columns_items() const;  // work-items of a columns-first group
   float delta_ = 0.f;
   std::string name_;
   bool fused_ = false;

@@ -75,7 +75,7 @@ struct Tuning {
   int separable_arg_block_rows = 0;     // rows per work-item with radii as arguments (0: as above)
   int separable_min_tile_width = 32;
   int separable_steps = 0;
-  // Tiled single passes of literal radii, columns first (kernels/correlate.clh,
+  // Tiled single passes of literal radii, columns first (kernels/correlate/separable_columns.clh,
   // clf_separable_columns) where an entry applies: that of the last entry (in increasing
   // min_radius) whose min_radius is at most the larger radius. A group of width / 2 work-items
   // owns `width` columns (a power of 2 from 32 to 1024; the horizontal halo's included) and walks
@@ -120,8 +120,8 @@ std::string tuning_text(const Tuning& tuning);
 
 // The kernel helpers a program uses, prepended to its source by Device::build (clf/contract.h
 // always is): border = kernels/border.clh (clf_border_interpolate), stage = kernels/stage.clh
-// (CLF_PLANE, clf_stage_window), correlate = kernels/correlate.clh (the correlation kernels and the
-// blocked helpers; with stage, which its tiled kernels use).
+// (CLF_PLANE, clf_stage_window), correlate = kernels/correlate/*.clh (the correlation kernels and
+// the blocked helpers; with stage, which its tiled kernels use).
 enum class Helpers : unsigned { none = 0, border = 1, stage = 2, correlate = 4 | 2, all = 7 };
 inline Helpers operator|(Helpers a, Helpers b) { return Helpers(unsigned(a) | unsigned(b)); }
 inline bool uses(Helpers set, Helpers one) {
@@ -243,10 +243,8 @@ class Device {
   friend class DeviceBuffer;
   friend class DeviceImage;
   friend struct detail::DeviceTesting;
-  // The buffers of device images gone, kept for the next image of their size (as CuPy's pool
-  // keeps them: allocating and freeing device memory costs more than a small image's kernels),
-  // with the commands still queued on them. At most recycled_buffers of them, and at most
-  // 1/recycled_share of the device's memory; still counted in bytes_in_use.
+  // The buffers of device images gone, kept for the next image of their size (core/src/
+  // buffer_pool.hpp): at most recycled_buffers of them and 1/recycled_share of the device's memory.
   static constexpr int recycled_buffers = 4, recycled_share = 16;
   DeviceBuffer reuse(size_t bytes, std::vector<cl::Event>& pending);
   void recycle(DeviceBuffer buffer, std::vector<cl::Event> pending);

@@ -1,0 +1,104 @@
+#include "program_cache.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "clf/error.hpp"
+#include "util.hpp"
+
+namespace clf::detail {
+namespace fs = std::filesystem;
+namespace {
+
+uint64_t fnv1a(const std::string& text, uint64_t hash = 1469598103934665603ull) {
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+  return hash;
+}
+
+std::string hex(uint64_t value) {
+  std::ostringstream out;
+  out << std::hex << value;
+  return out.str();
+}
+
+}  // namespace
+
+ProgramCache::ProgramCache(const DeviceInfo& info, cl::Context context, cl::Device device,
+                           std::string cache_dir)
+    : info_(info),
+      context_(std::move(context)),
+      device_(std::move(device)),
+      dir_(std::move(cache_dir)) {}
+
+size_t ProgramCache::built() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return built_;
+}
+
+cl::Program ProgramCache::get(const std::string& name, const std::string& source,
+                              const std::string& options) {
+  const std::string key = hex(fnv1a(info_.platform_name + '\n' + info_.name + '\n' + info_.version +
+                                    '\n' + info_.driver_version + '\n' + options + '\n' + source));
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = programs_.find(key); it != programs_.end()) return it->second;
+  cl::Program program = from_disk(key, options);
+  if (!program()) {
+    program = compile(name, source, options);
+    to_disk(key, program);
+  }
+  programs_.emplace(key, program);
+  return program;
+}
+
+cl::Program ProgramCache::compile(const std::string& name, const std::string& source,
+                                  const std::string& options) {
+  cl_int err = CL_SUCCESS;
+  cl::Program program(context_, source, false, &err);
+  cl_check(err, "clCreateProgramWithSource", name);
+  err = program.build({device_}, options.c_str());
+  if (err != CL_SUCCESS) {
+    std::string log = trim(program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_));
+    throw Error(ErrorKind::build,
+                "building OpenCL program '" + name + "' for " + info_.name + " failed (" +
+                    cl_error_name(err) + " from clBuildProgram, options '" + options + "'):\n" +
+                    (log.empty() ? "(empty build log)" : log),
+                err);
+  }
+  ++built_;
+  return program;
+}
+
+cl::Program ProgramCache::from_disk(const std::string& key, const std::string& options) const {
+  if (dir_.empty()) return {};
+  std::ifstream in(fs::path(dir_) / (key + ".bin"), std::ios::binary);
+  if (!in) return {};
+  std::vector<unsigned char> binary((std::istreambuf_iterator<char>(in)), {});
+  if (binary.empty()) return {};
+  cl_int err = CL_SUCCESS;
+  cl::Program::Binaries binaries{binary};
+  std::vector<cl_int> status;
+  cl::Program program(context_, {device_}, binaries, &status, &err);
+  if (err != CL_SUCCESS || program.build({device_}, options.c_str()) != CL_SUCCESS)
+    return {};  // stale or foreign binary: rebuild from source
+  return program;
+}
+
+// Written to a temporary file and renamed, so that a process stopped midway leaves no torn file.
+void ProgramCache::to_disk(const std::string& key, const cl::Program& program) const {
+  if (dir_.empty()) return;
+  auto binaries = program.getInfo<CL_PROGRAM_BINARIES>();
+  if (binaries.empty() || binaries[0].empty()) return;
+  const fs::path path = fs::path(dir_) / (key + ".bin");
+  const fs::path tmp = path.string() + ".tmp" + std::to_string(::getpid());
+  std::ofstream out(tmp, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(binaries[0].data()), std::streamsize(binaries[0].size()));
+  out.close();
+  std::error_code ec;
+  if (out) fs::rename(tmp, path, ec);
+  if (!out || ec) fs::remove(tmp, ec);  // a cache that cannot be written is not an error
+}
+
+}  // namespace clf::detail

@@ -1,0 +1,39 @@
+// The programs one device has built: in memory for the process, and with a cache directory on disk
+// as the driver's binaries, keyed by a hash of the device, its driver, the options and the full
+// source, so that a change to any of them builds again.
+#pragma once
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "clf/cl.hpp"
+#include "clf/device.hpp"
+
+namespace clf::detail {
+
+class ProgramCache {
+ public:
+  // cache_dir: "" keeps programs in memory only; it must exist otherwise.
+  ProgramCache(const DeviceInfo& info, cl::Context context, cl::Device device,
+               std::string cache_dir);
+  // The program for `source` built with `options`: from memory, the disk cache, or compiled.
+  // Throws Error(build) naming `name`, with the build log.
+  cl::Program get(const std::string& name, const std::string& source, const std::string& options);
+  const std::string& dir() const { return dir_; }
+  size_t built() const;  // compiled from source (not cached)
+
+ private:
+  cl::Program from_disk(const std::string& key, const std::string& options) const;
+  void to_disk(const std::string& key, const cl::Program& program) const;
+  cl::Program compile(const std::string& name, const std::string& source,
+                      const std::string& options);
+  const DeviceInfo info_;
+  const cl::Context context_;
+  const cl::Device device_;
+  const std::string dir_;
+  mutable std::mutex mutex_;
+  std::map<std::string, cl::Program> programs_;
+  size_t built_ = 0;
+};
+
+}  // namespace clf::detail
