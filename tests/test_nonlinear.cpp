@@ -243,6 +243,17 @@ TEST_CASE("the median's three ways agree wherever each applies", "[layout]") {
                         test::run_chain({"rank:ksize=7,percentile=90,method=bisect"}, f32)));
 }
 
+TEST_CASE("past a chain's first filter the input is f32: no u8 histogram on a blur's results") {
+  const clf::Image u8 = test::random_image(64, 40, 1, clf::PixelType::u8, 5);
+  const clf::Image bisect = test::run_chain({"box:radius=1", "median:ksize=11,method=bisect"}, u8);
+  CHECK(test::identical(test::run_chain({"box:radius=1", "median:ksize=11"}, u8), bisect));
+  CHECK_THROWS_WITH(test::run_chain({"box:radius=1", "median:ksize=11,method=histogram"}, u8),
+                    Catch::Contains("its input is f32"));
+  // The first filter of a chain still sees the image's u8 levels.
+  CHECK(test::identical(test::run_chain({"median:ksize=11,method=histogram"}, u8),
+                        test::run_chain({"median:ksize=11,method=bisect"}, u8)));
+}
+
 TEST_CASE("bilateral: every layout and 1-row strips within float rounding", "[layout]") {
   for (const int channels : {1, 3, 5}) {  // 5: past the tiled kernel's 4, direct on every device
     const clf::Image in = test::random_image(77, 23, channels, clf::PixelType::f32, 9);
@@ -356,5 +367,5 @@ TEST_CASE("the new filters refuse bad parameters by name") {
   // A way that needs u8 data says so when the image is not.
   const clf::Image f32 = test::random_image(9, 9, 1, clf::PixelType::f32, 1);
   REQUIRE_THROWS_WITH(test::run_chain({"median:ksize=3,method=histogram"}, f32),
-                      Catch::Contains("method=histogram counts u8 levels; this image is f32"));
+                      Catch::Contains("method=histogram counts u8 levels; its input is f32"));
 }

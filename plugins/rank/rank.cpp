@@ -167,8 +167,9 @@ class RankFilter : public Filter {
       if (!histogram_fits(type))
         throw Error(
             ErrorKind::usage,
-            name_ + ": method=histogram counts u8 levels; this image is " + pixel_type_name(type) +
-                (type == PixelType::u8 ? " with border_value outside 0..255 or not whole" : ""));
+            name_ + ": method=histogram counts u8 levels; its input is " + pixel_type_name(type) +
+                (type == PixelType::u8 ? " with border_value outside 0..255 or not whole"
+                                       : " (past a chain's first filter, always f32)"));
       return Way::histogram;
     }
     if (k <= network_max_ksize) return Way::network;

@@ -76,9 +76,10 @@ class Stage {
   // The image's height: rows first_row() + r outside [0, image_rows()) are outside the image (a
   // filter that applies the border rule between steps of its own needs it: morphology's open).
   int image_rows() const { return image_rows_; }
-  // The type of the image's samples (the planes are float whatever it is): a filter may take a
-  // path of its own for integer data, a 256-bin histogram for u8, say. Values in the planes are
-  // the samples' values (0..255 for u8, 0..65535 for u16), not scaled.
+  // The type of the values in input() (the planes are float whatever it is): a filter may take a
+  // path of its own for integer data, a 256-bin histogram for u8, say. For the first filter of a
+  // chain, the image's sample type, its values not scaled (0..255 for u8, 0..65535 for u16); for
+  // the others f32, since their input is the filter before's float result, not rounded.
   PixelType pixel_type() const { return pixel_type_; }
   // Input is valid on [-halo.x, width + halo.x) x [-halo.y, rows + halo.y), borders already
   // filled; its margin is plane_margin(halo.x) columns. Never the same memory as output().

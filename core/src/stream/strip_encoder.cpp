@@ -22,8 +22,9 @@ struct StageBinder {
     stage.trace_ = &trace;
   }
   static void set_planes(Stage& stage, const Plane& input, const Plane& output,
-                         std::vector<Plane> temps, int first_row) {
+                         std::vector<Plane> temps, int first_row, PixelType input_type) {
     stage.first_row_ = first_row;
+    stage.pixel_type_ = input_type;
     stage.input_ = input;
     stage.output_ = output;
     stage.temps_ = std::move(temps);
@@ -161,7 +162,9 @@ void StripEncoder::stage(int s, const StripCommands& strip, Slot& slot) {
   StageBinder::set_planes(stage_, input,
                           plane_rows(plane(s + 1, slot.work[(s + 1) % 2], next_own),
                                      own.begin - next_own.begin, own.size()),
-                          std::move(temps), own.begin);
+                          std::move(temps), own.begin,
+                          // Past the first filter the values are its float results, unrounded.
+                          s == 0 ? plan_.image().type : PixelType::f32);
   chain_[size_t(s)]->enqueue(stage_);
 }
 
