@@ -3,7 +3,7 @@
 bilateralFilter; cv2.ocl.finish() before each clock read). Run beside clfilter-bench's rows for the
 same filters (scripts/device-run.sh): ratios are read from one run.
 
-    python3 bench/nonlinear_reference.py --size 8192x8192 [--reps 5]
+    python3 bench/nonlinear_reference.py --size 8192x8192 [--reps 5] [--only TEXT]
 """
 
 import argparse
@@ -31,6 +31,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", default="8192x8192")
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--only", default="", help="only the workloads whose name contains TEXT")
     a = ap.parse_args()
     w, h = map(int, a.size.split("x"))
     mpix = w * h / 1e6
@@ -52,6 +53,8 @@ def main():
     print(f"{w}x{h}, device-resident, best of {a.reps}")
     print(f"{'workload':34s} {'ms':>9s} {'GPix/s':>8s}")
     for name, fn in cupyx.items():
+        if a.only not in name:
+            continue
         reps = 1 if "31x31 u8" in name else a.reps  # cupyx's 31x31 median takes seconds
         ms = best_ms(fn, reps, cuda_sync)
         print(f"{'cupyx ' + name:34s} {ms:9.3f} {mpix / ms:8.2f}")
@@ -73,6 +76,8 @@ def main():
         "bilateral d=9 u8 3 channels": lambda: cv2.bilateralFilter(mu8c3, 9, 75, 75),
     }
     for name, fn in opencv.items():
+        if a.only not in name:
+            continue
         ms = best_ms(fn, a.reps, cv2.ocl.finish)
         print(f"{'cv2.UMat ' + name:34s} {ms:9.3f} {mpix / ms:8.2f}")
 

@@ -274,6 +274,58 @@ TEST_CASE("bilateral: every layout and 1-row strips within float rounding", "[la
   }
 }
 
+TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, float within 1e-5",
+          "[layout]") {
+  // The GPUs' layout, forced on any device: outputs a row a work-item, the taps of a space weight
+  // summed together, colour weights from a table of distances for u8 levels. Against the formula
+  // (tests/reference), every border, 1 and 3 channels, and 1-row strips giving the same bits.
+  struct Case {
+    const char* spec;
+    ref::Border border;
+    double value;
+    bool table;  // u8: a constant border of a fractional value is not a level, so no table
+  };
+  const Case cases[] = {
+      {"border=reflect101", ref::Border::reflect101, 0, true},
+      {"border=wrap", ref::Border::wrap, 0, true},
+      {"border=constant,border_value=7", ref::Border::constant, 7, true},
+      {"border=constant,border_value=7.5", ref::Border::constant, 7.5, false},
+  };
+  for (const char* outputs : {"4", "8"})
+    for (const clf::PixelType type : {clf::PixelType::u8, clf::PixelType::f32})
+      for (const int channels : {1, 3})
+        for (const Case& c : cases) {
+          const bool u8 = type == clf::PixelType::u8;
+          const clf::Image in = test::random_image(45, 19, channels, type, 21);
+          const double sigma_color = u8 ? 40 : 0.3;
+          const std::string spec = "bilateral:d=7,sigma_color=" + std::string(u8 ? "40" : "0.3") +
+                                   ",sigma_space=2," + c.spec;
+          const std::string layout_name = std::string("rows x") + outputs;
+          INFO(spec << " x" << channels << " " << clf::pixel_type_name(type) << ", "
+                    << layout_name);
+          KnobScope scope({{"bilateral.outputs", outputs}, {"bilateral.rows_max_radius", "8"}});
+          clf::Pipeline p(test::device());
+          p.add(test::registry(), spec);
+          clf::Image got;
+          p.run(in, got);
+          const std::string layout = p.filter(0).describe();
+          CHECK_THAT(layout, Catch::Contains(layout_name));
+          CHECK((layout.find("colour table") != std::string::npos) == (u8 && c.table));
+          const ref::Image want =
+              ref::bilateral(test::to_ref(in), 3, sigma_color, 2, c.border, c.value);
+          const ref::Image have = test::to_ref(got);
+          double worst = 0;
+          for (size_t i = 0; i < want.values.size(); ++i) {
+            const double d = std::abs(have.values[i] - want.values[i]);
+            worst = std::max(worst, u8 ? d : d / std::max(1e-3, std::abs(want.values[i])));
+          }
+          CHECK(worst <= (u8 ? 1.0 : 1e-5));
+          clf::RunOptions strips;
+          strips.strip_rows = 1;
+          CHECK(test::identical(test::run_chain({spec}, in, strips), got));
+        }
+}
+
 TEST_CASE("unsharp in the blur's single pass equals the blur and the combine, every layout",
           "[layout]") {
   // The composed result (direct: two blur passes, then the combine) against each layout, the

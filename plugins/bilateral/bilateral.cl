@@ -4,7 +4,8 @@
 // pixel in one work-item: the colour distance needs them all (-D CH channels, planes
 // src_plane floats apart). Taps: (dx, dy) and their space weights in __constant tables.
 // With -D TW, TH: a TW x TH tile a group, each channel's window staged in __local; with -D VW: VW
-// outputs of a row a work-item, in SIMD vectors (CPU devices).
+// outputs of a row a work-item, in SIMD vectors (CPU devices); with -D BL_N: the rows layout at
+// the end (GPUs), its taps literals.
 
 // The colour weight of a distance: exp, or where the device's native exp is within the float
 // promise (GPUs), -D BILATERAL_EXP=native_exp.
@@ -93,5 +94,99 @@ __kernel __attribute__((reqd_work_group_size(TW, TH, 1))) void bilateral_tiled(B
   const __local float* s = (const __local float*)win + (ly + R) * 4 * WW4 + (CLF_HX + lx);
   __global float* d = dst + dst_origin + y * dst_pitch + x;
   BILATERAL_PIXEL(float, LOADL, s, 4 * WW4, WPLANE, STORE1)
+}
+#endif
+
+#if defined(BL_N)
+// The rows layout (GPUs; -D BL_N, BL_R, BL_WG and the host's BL_TAPS): BL_N outputs of a row a
+// work-item. Window rows y - dy and y + dy are read once, as aligned float4s from CLF_HALO4(BL_R)
+// columns left of the first output (the blocked correlation's alignment), into registers that
+// every output takes its taps from. The taps at (+-dx, +-dy) share a space weight: their
+// colour-weighted sums are added first and multiplied by it once. BL_TAPS lists, for
+// dy = 0..BL_R, BL_ROWS(dy) and then BL_GROUP(dx, dy, space) for each dx >= 0 of the disc, all
+// literals, so the code is straight-line. With -D BL_LUT=n (u8 images: integral values, colour
+// distances below n) the colour weights come from a table in __local that each group fills, one
+// exp a distance; else from BILATERAL_EXP at every tap.
+#define BL_HX CLF_HALO4(BL_R)
+#define BL_W (4 * ((BL_HX + BL_N + BL_R + 3) / 4))  // floats of a window row, per channel
+#if defined(BL_LUT)
+// A distance added to 1.5 * 2^23 keeps its integer value in the float's low mantissa bits.
+#define BL_KEY0 0x1.8p23f
+#define BL_COLOR_OF(key) lut[as_int(key) - 0x4B400000]
+#else
+#define BL_KEY0 0.f
+#define BL_COLOR_OF(key) COLOR(key)
+#endif
+
+// BL_KEY0 plus the colour distance of a tap's channels (v[c * BL_W]) to the centre's
+// (centre[c * BL_N]).
+inline float bl_distance(const float* v, const float* centre) {
+  float key = BL_KEY0;
+#pragma unroll
+  for (int c = 0; c < CH; ++c) key += fabs(v[c * BL_W] - centre[c * BL_N]);
+  return key;
+}
+
+// One window row into f (CH runs of BL_W floats from column x0 - BL_HX of `row`); float4s that
+// start past the last column an output reads stay 0.
+inline void bl_load(const __global float* row, int plane, int x0, int width, float* f) {
+#pragma unroll
+  for (int q = 0; q < BL_W / 4; ++q) {
+    const bool needed = x0 - BL_HX + 4 * q < width + BL_R;
+#pragma unroll
+    for (int c = 0; c < CH; ++c) {
+      const float4 v = needed ? ((const __global float4*)(row + c * plane))[q] : (float4)(0.f);
+      f[c * BL_W + 4 * q] = v.x, f[c * BL_W + 4 * q + 1] = v.y;
+      f[c * BL_W + 4 * q + 2] = v.z, f[c * BL_W + 4 * q + 3] = v.w;
+    }
+  }
+}
+
+#define BL_ROWS(dy)                                                 \
+  if ((dy) > 0) {                                                   \
+    bl_load(s + (y - (dy)) * src_pitch, src_plane, x0, width, a);   \
+    bl_load(s + (y + (dy)) * src_pitch, src_plane, x0, width, b);   \
+  }
+// Output o's tap at column k of window row f, into the group's gw and gs.
+#define BL_TAP(f, k)                                                              \
+  {                                                                               \
+    const float cw = BL_COLOR_OF(bl_distance(f + BL_HX + (k), centre + o));      \
+    gw += cw;                                                                     \
+    for (int c = 0; c < CH; ++c) gs[c] += cw * f[c * BL_W + BL_HX + (k)];         \
+  }
+#define BL_GROUP(dx, dy, space)                                                   \
+  _Pragma("unroll") for (int o = 0; o < BL_N; ++o) {                              \
+    float gw = 0.f, gs[CH];                                                       \
+    for (int c = 0; c < CH; ++c) gs[c] = 0.f;                                     \
+    BL_TAP(a, o + (dx))                                                           \
+    if ((dx) > 0) BL_TAP(a, o - (dx))                                             \
+    if ((dy) > 0) BL_TAP(b, o + (dx))                                             \
+    if ((dx) > 0 && (dy) > 0) BL_TAP(b, o - (dx))                                 \
+    wsum[o] += (space) * gw;                                                      \
+    for (int c = 0; c < CH; ++c) sum[c * BL_N + o] += (space) * gs[c];            \
+  }
+
+__kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(BILATERAL_ARGS) {
+#if defined(BL_LUT)
+  __local float lut[BL_LUT];
+  for (int i = get_local_id(0); i < BL_LUT; i += BL_WG) lut[i] = exp((float)(i * i) * color_coeff);
+  barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+  const int x0 = get_global_id(0) * BL_N, y = get_global_id(1);
+  if (x0 >= width || y >= rows) return;
+  const __global float* s = src + src_origin + x0 - BL_HX;
+  float a[CH * BL_W], b[CH * BL_W], centre[CH * BL_N], sum[CH * BL_N], wsum[BL_N];
+  bl_load(s + y * src_pitch, src_plane, x0, width, a);
+  for (int o = 0; o < BL_N; ++o) {
+    wsum[o] = 0.f;
+    for (int c = 0; c < CH; ++c) {
+      centre[c * BL_N + o] = a[c * BL_W + BL_HX + o];
+      sum[c * BL_N + o] = 0.f;
+    }
+  }
+  BL_TAPS
+  __global float* d = dst + dst_origin + y * dst_pitch + x0;
+  for (int o = 0; o < BL_N && x0 + o < width; ++o)
+    for (int c = 0; c < CH; ++c) d[c * dst_plane + o] = sum[c * BL_N + o] / wsum[o];
 }
 #endif

@@ -1,7 +1,9 @@
 // bilateral: edge-preserving smoothing (cv2.bilateralFilter). Every channel of a pixel in one
 // work-item, since the colour distance sums over them all: the pattern for filters that need the
 // channels together (Stage planes carry them, plane_stride floats apart). The kernel is built per
-// channel count, when the first strip says it (Stage::channels).
+// channel count, when the first strip says it (Stage::channels), and on GPUs (the rows layout,
+// bilateral.outputs in the tuning) per pixel type too: u8 levels take their colour weights from a
+// table of the integral distances (Stage::pixel_type).
 #include <algorithm>
 #include <clf/error.hpp>
 #include <clf/filter.hpp>
@@ -9,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <utility>
 
 #include "bilateral_kernels.hpp"  // bilateral_bilateral_cl
 
@@ -18,6 +21,29 @@ using namespace clf;
 constexpr int max_radius = 64;
 constexpr int tile_w = 32, tile_h = 8;
 constexpr int tiled_max_channels = 4;
+constexpr int rows_group = 64;  // work-items of a group of the rows layout
+
+// OpenCV's taps: the disc sqrt(dx^2 + dy^2) <= radius.
+bool in_disc(int dx, int dy, int radius) {
+  return std::sqrt(double(dx) * dx + double(dy) * dy) <= radius;
+}
+
+// The rows layout's taps (bilateral.cl, BL_TAPS): for dy = 0..radius, BL_ROWS(dy), then
+// BL_GROUP(dx, dy, space) for every dx >= 0 with (dx, dy) in the disc, the space weight a float
+// literal that reads back as `space(dx, dy)`.
+template <typename Space>
+std::string rows_taps(int radius, Space space) {
+  std::string text = "#define BL_TAPS";
+  char group[96];
+  for (int dy = 0; dy <= radius; ++dy) {
+    text += " \\\n  BL_ROWS(" + std::to_string(dy) + ")";
+    for (int dx = 0; in_disc(dx, dy, radius); ++dx) {
+      std::snprintf(group, sizeof group, " BL_GROUP(%d, %d, %.9ef)", dx, dy, double(space(dx, dy)));
+      text += group;
+    }
+  }
+  return text + "\n";
+}
 
 class Bilateral : public Filter {
  public:
@@ -28,17 +54,15 @@ class Bilateral : public Filter {
         sigma_space_(sigma_space),
         border_(border),
         color_coeff_(float(-0.5 / (sigma_color * sigma_color))) {
-    // OpenCV's taps: the disc sqrt(dx^2 + dy^2) <= radius, space weights exp(-r^2 / 2 ss^2).
+    // Space weights exp(-r^2 / 2 ss^2) over the disc, in OpenCV's order.
     std::vector<cl_int2> offsets;
     std::vector<float> space;
-    const double space_coeff = -0.5 / (sigma_space * sigma_space);
     for (int dy = -radius; dy <= radius; ++dy)
-      for (int dx = -radius; dx <= radius; ++dx) {
-        const double r2 = double(dx) * dx + double(dy) * dy;
-        if (std::sqrt(r2) > radius) continue;
-        offsets.push_back(cl_int2{{dx, dy}});
-        space.push_back(float(std::exp(r2 * space_coeff)));
-      }
+      for (int dx = -radius; dx <= radius; ++dx)
+        if (in_disc(dx, dy, radius)) {
+          offsets.push_back(cl_int2{{dx, dy}});
+          space.push_back(space_weight(dx, dy));
+        }
     taps_ = int(space.size());
     offsets_ = device.upload(offsets.data(), offsets.size() * sizeof(cl_int2), "bilateral taps");
     space_ = device.upload(space.data(), space.size() * sizeof(float), "bilateral weights");
@@ -46,38 +70,48 @@ class Bilateral : public Filter {
   Halo halo() const override { return {radius_, radius_}; }
   Border border() const override { return border_; }
   void enqueue(Stage& stage) override {
-    Layout& layout = layout_for(stage.channels());
-    cl::Kernel& kernel = layout.kernel;
+    const Layout& layout = layout_for(stage.channels(), table_fits(stage.pixel_type()));
+    cl::Kernel kernel = layout.kernel;
     KernelArgs(kernel) << stage.input() << stage.output() << stage.width() << stage.rows()
                        << offsets_.get() << space_.get() << taps_ << color_coeff_;
     const size_t w = size_t(stage.width()), h = size_t(stage.rows());
-    if (layout.tiled)
-      stage.launch(
-          kernel,
-          cl::NDRange((w + tile_w - 1) / tile_w * tile_w, (h + tile_h - 1) / tile_h * tile_h, 1),
-          cl::NDRange(tile_w, tile_h, 1), "bilateral_tiled");
-    else
+    auto up = [](size_t v, size_t m) { return (v + m - 1) / m * m; };
+    if (layout.outputs > 0) {
+      check_aligned(stage.input());
+      const size_t n = size_t(layout.outputs);
+      stage.launch(kernel, cl::NDRange(up((w + n - 1) / n, rows_group), h),
+                   cl::NDRange(rows_group, 1), "bilateral_rows");
+    } else if (layout.tiled) {
+      stage.launch(kernel, cl::NDRange(up(w, tile_w), up(h, tile_h), 1),
+                   cl::NDRange(tile_w, tile_h, 1), "bilateral_tiled");
+    } else {
       stage.launch(kernel, cl::NDRange((w + size_t(layout.vector) - 1) / size_t(layout.vector), h),
                    cl::NullRange, layout.vector > 1 ? "bilateral_vector" : "bilateral_direct");
+    }
   }
   std::string describe() const override {
     char text[120];
     std::snprintf(text, sizeof text, "bilateral d %d (%d taps), sigma_color %g, sigma_space %g, ",
                   2 * radius_ + 1, taps_, sigma_color_, sigma_space_);
     std::string layouts;
-    for (const auto& [channels, layout] : kernels_)
-      layouts += (layouts.empty() ? "" : ", ") + std::to_string(channels) + " channels " +
-                 (layout.tiled ? "tiled " + std::to_string(tile_w) + "x" + std::to_string(tile_h)
-                  : layout.vector > 1 ? "direct x" + std::to_string(layout.vector)
-                                      : std::string("direct"));
+    for (const auto& [key, layout] : kernels_)
+      layouts += (layouts.empty() ? "" : ", ") + std::to_string(key.first) + " channels " +
+                 layout.name() + (key.second ? " with a colour table" : "");
     return text + (layouts.empty() ? std::string("layout chosen per channel count") : layouts);
   }
 
  private:
   struct Layout {
+    int outputs = 0;  // the rows layout: outputs a work-item (0: another layout)
     bool tiled = false;
     int vector = 1;
     cl::Kernel kernel;
+    std::string name() const {
+      return outputs > 0  ? "rows x" + std::to_string(outputs)
+             : tiled      ? "tiled " + std::to_string(tile_w) + "x" + std::to_string(tile_h)
+             : vector > 1 ? "direct x" + std::to_string(vector)
+                          : std::string("direct");
+    }
   };
   Device& device_;
   int radius_;
@@ -86,19 +120,52 @@ class Bilateral : public Filter {
   float color_coeff_;
   int taps_ = 0;
   DeviceBuffer offsets_, space_;
-  std::map<int, Layout> kernels_;  // by channel count
-  Layout& layout_for(int channels) {
-    auto found = kernels_.find(channels);
+  std::map<std::pair<int, bool>, Layout> kernels_;  // by channel count and colour table
+
+  float space_weight(int dx, int dy) const {
+    const double r2 = double(dx) * dx + double(dy) * dy;
+    return float(std::exp(-0.5 * r2 / (sigma_space_ * sigma_space_)));
+  }
+  // Colour weights from a table of the integral distances: u8 levels, the border's too.
+  bool table_fits(PixelType type) const {
+    const float v = border_.value;
+    return type == PixelType::u8 &&
+           (border_.mode != BorderMode::constant || (v >= 0 && v <= 255 && v == std::floor(v)));
+  }
+  void check_aligned(const Plane& input) const {
+    if (input.origin % 4 != 0 || input.pitch % 4 != 0 || input.plane_stride % 4 != 0 ||
+        input.origin % input.pitch < plane_margin(radius_))
+      throw Error(ErrorKind::usage, "bilateral: input plane not float4-aligned with a " +
+                                        std::to_string(plane_margin(radius_)) +
+                                        "-column left margin");
+  }
+  const Layout& layout_for(int channels, bool table) {
+    // Only the rows layout reads the table.
+    const int outputs = channels <= tiled_max_channels &&
+                                radius_ <= int(device_.knob_number("bilateral.rows_max_radius", 0))
+                            ? int(device_.knob_number("bilateral.outputs", 0)) / 4 * 4
+                            : 0;
+    const auto key = std::make_pair(channels, table && outputs > 0);
+    auto found = kernels_.find(key);
     if (found != kernels_.end()) return found->second;
-    const int vector_width = int(device_.knob_number("vector_width", 1));
     Layout layout;
-    const uint64_t window_bytes = uint64_t(channels) * (tile_h + 2 * radius_) *
-                                  ((plane_margin(radius_) + tile_w + radius_ + 3) / 4) * 16;
-    layout.tiled = device_.knob("variant") == "tiled" && channels <= tiled_max_channels &&
-                   window_bytes <= device_.info().local_mem_bytes;
-    layout.vector = !layout.tiled && vector_width >= 4 ? std::min(vector_width, 8) : 1;
+    layout.outputs = outputs;
     std::string options = " -D CH=" + std::to_string(channels);
     if (device_.info().is_gpu) options += " -D BILATERAL_EXP=native_exp";
+    std::string source = bilateral_bilateral_cl;
+    if (layout.outputs > 0) {
+      options += " -D BL_R=" + std::to_string(radius_) + " -D BL_N=" + std::to_string(outputs) +
+                 " -D BL_WG=" + std::to_string(rows_group);
+      if (key.second) options += " -D BL_LUT=" + std::to_string(255 * channels + 1);
+      source = rows_taps(radius_, [this](int dx, int dy) { return space_weight(dx, dy); }) + source;
+    } else {
+      const uint64_t window_bytes = uint64_t(channels) * (tile_h + 2 * radius_) *
+                                    ((plane_margin(radius_) + tile_w + radius_ + 3) / 4) * 16;
+      layout.tiled = device_.knob("variant") == "tiled" && channels <= tiled_max_channels &&
+                     window_bytes <= device_.info().local_mem_bytes;
+      const int vector_width = int(device_.knob_number("vector_width", 1));
+      layout.vector = !layout.tiled && vector_width >= 4 ? std::min(vector_width, 8) : 1;
+    }
     if (layout.tiled) {
       options += " -D R=" + std::to_string(radius_) + " -D TW=" + std::to_string(tile_w) +
                  " -D TH=" + std::to_string(tile_h);
@@ -106,12 +173,13 @@ class Bilateral : public Filter {
     } else if (layout.vector > 1) {
       options += " -D VW=" + std::to_string(layout.vector);
     }
-    cl::Program program = device_.build("bilateral.cl", bilateral_bilateral_cl, options,
-                                        Helpers::border | Helpers::stage);
-    layout.kernel = device_.kernel(program, layout.tiled        ? "bilateral_tiled"
+    cl::Program program =
+        device_.build("bilateral.cl", source, options, Helpers::border | Helpers::stage);
+    layout.kernel = device_.kernel(program, layout.outputs > 0  ? "bilateral_rows"
+                                            : layout.tiled      ? "bilateral_tiled"
                                             : layout.vector > 1 ? "bilateral_vector"
                                                                 : "bilateral_direct");
-    return kernels_[channels] = layout;
+    return kernels_[key] = layout;
   }
 };
 

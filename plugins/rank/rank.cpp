@@ -165,11 +165,11 @@ class RankFilter : public Filter {
     if (method_ == "bisect") return Way::bisect;
     if (method_ == "histogram") {
       if (!histogram_fits(type))
-        throw Error(
-            ErrorKind::usage,
-            name_ + ": method=histogram counts u8 levels; its input is " + pixel_type_name(type) +
-                (type == PixelType::u8 ? " with border_value outside 0..255 or not whole"
-                                       : " (past a chain's first filter, always f32)"));
+        throw Error(ErrorKind::usage,
+                    name_ + ": method=histogram counts u8 levels; its input is " +
+                        pixel_type_name(type) +
+                        (type == PixelType::u8 ? " with border_value outside 0..255 or not whole"
+                                               : " (past a chain's first filter, always f32)"));
       return Way::histogram;
     }
     if (k <= network_max_ksize) return Way::network;

@@ -1,6 +1,7 @@
 // Plain loops; see reference.hpp.
 #include "reference.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -54,6 +55,35 @@ Image correlate(const Image& in, const std::vector<double>& k, int kw, int kh, B
           }
         out.at(x, y, c) = sum + delta;
       }
+  return out;
+}
+
+Image bilateral(const Image& in, int radius, double sigma_color, double sigma_space,
+                Border border, double border_value) {
+  Image out = in;
+  const int n = in.channels;
+  std::vector<double> v(size_t(n), 0.0), sum(size_t(n), 0.0);
+  for (int y = 0; y < in.height; ++y)
+    for (int x = 0; x < in.width; ++x) {
+      double wsum = 0;
+      std::fill(sum.begin(), sum.end(), 0.0);
+      for (int dy = -radius; dy <= radius; ++dy)
+        for (int dx = -radius; dx <= radius; ++dx) {
+          if (dx * dx + dy * dy > radius * radius) continue;
+          const int sx = border_index(x + dx, in.width, border);
+          const int sy = border_index(y + dy, in.height, border);
+          double dist = 0;
+          for (int c = 0; c < n; ++c) {
+            v[size_t(c)] = (sx < 0 || sy < 0) ? border_value : in.at(sx, sy, c);
+            dist += std::abs(v[size_t(c)] - in.at(x, y, c));
+          }
+          const double w = std::exp(-(dx * dx + dy * dy) / (2 * sigma_space * sigma_space)) *
+                           std::exp(-dist * dist / (2 * sigma_color * sigma_color));
+          wsum += w;
+          for (int c = 0; c < n; ++c) sum[size_t(c)] += w * v[size_t(c)];
+        }
+      for (int c = 0; c < n; ++c) out.at(x, y, c) = sum[size_t(c)] / wsum;
+    }
   return out;
 }
 

@@ -41,5 +41,10 @@ std::vector<double> outer(const std::vector<double>& column, const std::vector<d
 // (orders 1, 2) for sizes 3, 5, 7.
 std::vector<double> sobel_1d(int order, int size);
 Image sobel_magnitude(const Image& in, Border border);  // sqrt(Gx^2 + Gy^2), 3x3
+// cv2.bilateralFilter's definition: over the disc dx^2 + dy^2 <= radius^2, weights
+// exp(-r^2 / 2 sigma_space^2) * exp(-dist^2 / 2 sigma_color^2), dist the sum over channels of
+// |v - centre|; out = sum w v / sum w.
+Image bilateral(const Image& in, int radius, double sigma_color, double sigma_space,
+                Border border, double border_value = 0);
 
 }  // namespace ref
