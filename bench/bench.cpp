@@ -300,21 +300,8 @@ int main(int argc, char** argv) try {
   std::vector<std::string> filters;
   bool smoke = false, pageable = false, scale = false, tune = false;
   int strip_rows = 0, slots = 3;  // streamed runs: 0 = the streamer's choice
-  int batch = 0, jobs_per_device = 2, separable_rows = -1;
-  // --separable-tile: 0 = the device's tuning
-  int tile_w = 0, tile_rows = 0, block_rows = 0, tile_steps = 0, tile_min_w = 0;
-  double fast_min_sigma = -1;             // --fast-min-sigma S: -1 = the device's tuning
-  int taps_by_value = -1;                 // --taps-by-value 0|1: -1 = the device's tuning
-  int stage_loads = -1;                   // --stage-loads 0|1: -1 = the device's tuning
-  int blocked_max_radius = -1;            // -1 = the device's tuning
-  int tall_block_rows = 0;                // --tall-block-rows: 0 = the device's tuning
-  int blocked_rows = 0, group_width = 0;  // --block-rows, --group-width: 0 = the device's tuning
-  int extremum_rows = 0;                  // --extremum-rows: 0 = the device's tuning
-  int vectors = 0, vectors_min_taps = 0;  // --vectors: 0 = the device's tuning
-  int radius_arg_above = -2;              // --radius-arg-above: -2 = the device's tuning
-  // --separable-columns: columns first at every radius (-1 = the device's tuning, 0 = rows first)
-  int col_w = -1, col_tile_rows = 0, col_rows = 0;
-  std::string tuning_text;  // --tuning NAME=VALUE,...: any field, after the flags above
+  int batch = 0, jobs_per_device = 2;
+  std::string tuning_text;  // --tuning NAME=VALUE,...: any field or plugin knob
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -352,51 +339,6 @@ int main(int argc, char** argv) try {
       batch = std::max(1, std::stoi(next()));  // N images over the devices
     else if (a == "--jobs")
       jobs_per_device = std::max(1, std::stoi(next()));
-    else if (a == "--separable-rows")  // the direct rows' one pass in registers (0: none)
-      separable_rows = std::max(0, std::stoi(next()));
-    else if (a == "--vectors") {  // vectors per work-item of the vector kernel, from N taps
-      if (std::sscanf(next().c_str(), "%d,%d", &vectors, &vectors_min_taps) != 2 || vectors < 1)
-        throw clf::Error(clf::ErrorKind::usage, "--vectors expects N,MIN_TAPS, e.g. 4,49");
-    } else if (a == "--radius-arg-above")  // the vector kernel takes larger radii as arguments
-      radius_arg_above = std::stoi(next());
-    else if (a == "--blocked-max-radius")
-      blocked_max_radius = std::max(0, std::stoi(next()));
-    else if (a == "--tall-block-rows")  // rows per work-item of blocked windows from radius 4
-      tall_block_rows = std::max(1, std::stoi(next()));
-    else if (a == "--block-rows")  // rows per work-item of blocked windows, every radius
-      blocked_rows = std::max(1, std::stoi(next()));
-    else if (a == "--extremum-rows")  // rows per work-item of erode and dilate windows
-      extremum_rows = std::max(1, std::stoi(next()));
-    else if (a == "--group-width")  // work-items per group of the blocked and tiled 2-D kernels
-      group_width = std::max(1, std::stoi(next()));
-    else if (a == "--separable-tile") {  // the tiled single pass: columns x rows x rows per item
-      if (std::sscanf(next().c_str(), "%dx%dx%dx%d", &tile_w, &tile_rows, &block_rows,
-                      &tile_steps) < 3 ||
-          tile_w < 4 || tile_rows < 1 || block_rows < 1 || tile_steps < 0)
-        throw clf::Error(clf::ErrorKind::usage,
-                         "--separable-tile expects WxRxTH[xSTEPS], e.g. 64x128x8 or 32x256x8x4");
-    } else if (a == "--separable-columns") {  // columns first: columns x rows x rows a batch
-      const std::string v = next();
-      if (v == "0")
-        col_w = 0;
-      else if (std::sscanf(v.c_str(), "%dx%dx%d", &col_w, &col_tile_rows, &col_rows) != 3 ||
-               col_w < 32 || col_tile_rows < 1 || col_rows < 1)
-        throw clf::Error(clf::ErrorKind::usage,
-                         "--separable-columns expects 0 or WxRxTH, e.g. 512x16x8");
-    } else if (a == "--stage-loads") {  // the staging helper: work-items' loads or async copies
-      const std::string v = next();
-      if (v != "0" && v != "1")
-        throw clf::Error(clf::ErrorKind::usage, "--stage-loads expects 0 or 1");
-      stage_loads = v == "1";
-    } else if (a == "--taps-by-value") {  // blocked and tiled kernels: weights by value or buffer
-      const std::string v = next();
-      if (v != "0" && v != "1")
-        throw clf::Error(clf::ErrorKind::usage, "--taps-by-value expects 0 or 1");
-      taps_by_value = v == "1";
-    } else if (a == "--fast-min-sigma")  // gaussian method=fast from this sigma (below, exact)
-      fast_min_sigma = std::max(0.0, std::stod(next()));
-    else if (a == "--separable-min-width")  // the narrowest tile the fit may take, columns
-      tile_min_w = std::max(4, std::stoi(next()));
     else if (a == "--tuning")
       tuning_text += (tuning_text.empty() ? "" : ",") + next();
     else if (a == "--tune")  // clfilter --tune, where the CLI is not built (no OpenImageIO)
@@ -408,17 +350,12 @@ int main(int argc, char** argv) try {
              "                      [--device SEL] [--filter SPEC ...] [--json FILE] [--trace "
              "FILE]\n"
              "                      [--strip-rows N] [--slots N] [--pageable] [--scale] [--smoke]\n"
-             "                      [--separable-rows N] [--separable-tile WxRxTH[xSTEPS]]\n"
-             "                      [--separable-min-width N] [--separable-columns 0|WxRxTH]\n"
-             "                      [--taps-by-value 0|1] [--stage-loads 0|1]\n"
-             "                      [--fast-min-sigma S] [--blocked-max-radius N]\n"
-             "                      [--vectors N,MIN_TAPS]\n"
-             "                      [--radius-arg-above R] [--tall-block-rows N] [--block-rows N]\n"
-             "                      [--group-width N] [--extremum-rows N]\n"
+             "                      [--tuning NAME=VALUE,...]  (any field of the device's tuning\n"
+             "                      or plugin knob, e.g. separable_columns=0:256:16,\n"
+             "                      bilateral.outputs=8; --tuning list lists them with their "
+             "values)\n"
              "                      [--tune] (clfilter --tune: measure the layouts, keep the "
              "fastest)\n"
-             "                      [--tuning NAME=VALUE,...]  (any field of clf::Tuning; "
-             "--tuning list lists them)\n"
              "       clfilter-bench --batch N [--jobs J] [--device all|SEL,SEL...] [--size WxH] "
              "...\n";
       return 0;
@@ -506,34 +443,8 @@ int main(int argc, char** argv) try {
     double clfilter_ms, opencv_cpu_ms, opencv_ocl_ms;
   };
   std::vector<Versus> versus;
-  {  // the command line's overrides of the device's tuning table
+  {  // --tuning: the command line's overrides of the device's tuning
     clf::Tuning t = device->tuning();
-    if (separable_rows >= 0) t.separable_rows = separable_rows;
-    if (separable_rows > 0 && t.separable_max_radius == 0) t.separable_max_radius = 12;
-    if (vectors > 0) t.vectors = vectors, t.vectors_min_taps = vectors_min_taps;
-    if (blocked_max_radius >= 0) t.blocked_max_radius = blocked_max_radius;
-    if (blocked_rows > 0) t.tile_height = blocked_rows, t.block_rows.clear();
-    if (tall_block_rows > 0) t.block_rows = {{4, tall_block_rows}};
-    if (group_width > 0) t.group_width = group_width;
-    if (extremum_rows > 0) t.extremum_block_rows = extremum_rows;
-    if (radius_arg_above >= -1) t.radius_arg_above = radius_arg_above;
-    if (tile_w > 0) {
-      t.separable_tile_width = tile_w;
-      t.separable_tile_rows = tile_rows;
-      t.separable_block_rows = block_rows;
-      t.separable_steps = tile_steps;
-      t.separable_literal_tile_rows = 0;  // the rows given, whatever the radius
-      t.separable_arg_block_rows = 0;
-    }
-    if (tile_min_w > 0) t.separable_min_tile_width = tile_min_w;
-    if (col_w == 0) t.separable_columns.clear();
-    if (col_w > 0) {
-      t.separable_columns = {{0, col_w, col_rows}};
-      t.separable_columns_tile_rows = col_tile_rows;
-    }
-    if (taps_by_value >= 0) t.taps_by_value = taps_by_value == 1;
-    if (stage_loads >= 0) t.stage_with_loads = stage_loads == 1;
-    if (fast_min_sigma >= 0) t.knobs["gaussian.fast_min_sigma"] = std::to_string(fast_min_sigma);
     if (tuning_text == "list") {  // the fields, with this device's values
       for (const std::string& name : clf::tuning_field_names())
         std::printf("%s=%s\n", name.c_str(), clf::tuning_field(t, name).c_str());

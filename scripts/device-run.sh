@@ -42,12 +42,15 @@ if [ "${CLF_STRIP_SWEEP:-0}" = 1 ]; then
     done
   done | tee -a "$out/bench.txt"
 fi
-# Tile sweep for the tiled single-pass separable kernel (--separable-tile columns x rows x rows
-# per work-item; the first line is the device's tuning).
+# Tile sweep for the tiled single-pass separable kernel (columns x rows x rows per work-item, rows
+# first at every radius; the first line is the device's tuning).
 if [ "${CLF_SEPARABLE_SWEEP:-0}" = 1 ]; then
   for tile in default ${CLF_TILES:-64x128x8 128x128x8 128x64x8 64x64x8 64x128x4 128x128x16 32x256x8}; do
     args=()
-    [ "$tile" != default ] && args=(--separable-tile "$tile")
+    if [ "$tile" != default ]; then
+      IFS=x read -r w r th <<<"$tile"
+      args=(--tuning "separable_columns=,separable_tile_width=$w,separable_tile_rows=$r,separable_block_rows=$th,separable_literal_tile_rows=0,separable_arg_block_rows=0")
+    fi
     echo "== tile $tile"
     ./build-dev/bin/clfilter-bench --size 8192x8192 --reps 3 "${args[@]}" \
       --filter gaussian:sigma=1.5 --filter gaussian:sigma=3 --filter box:radius=8 \
