@@ -367,7 +367,7 @@ void SeparableCorrelation::take(Device& device, cl::Kernel kernel, const Taps& t
 
 bool SeparableCorrelation::take_columns(Device& device, const Taps& taps) {
   if (one_pass_tiling_.variant != Variant::tiled || any_radius_) return false;
-  const ColumnsTiling columns = ColumnsTiling::choose(device, rx_, ry_);
+  const ColumnsTiling columns = ColumnsTiling::choose(device, rx_, ry_, !taps.epilogue.empty());
   if (!columns) return false;
   const bool by_value = literal_by_value(device, taps);
   const std::string options = radii_options(taps) + " -D CLF_SEPARABLE" + columns.defines() +
@@ -435,7 +435,7 @@ void SeparableCorrelation::make_passes(Device& device, const std::vector<float>&
   }
 }
 
-ColumnsTiling ColumnsTiling::choose(const Device& device, int rx, int ry) {
+ColumnsTiling ColumnsTiling::choose(const Device& device, int rx, int ry, bool centres) {
   const Tuning& tuning = device.tuning();
   const Tuning::SeparableColumns* pick = nullptr;
   for (const Tuning::SeparableColumns& entry : tuning.separable_columns)
@@ -443,13 +443,15 @@ ColumnsTiling ColumnsTiling::choose(const Device& device, int rx, int ry) {
   if (!pick) return {};
   // The width a power of 2 from 8 to 256 float4s, 2 work-items each, with at least one pair of
   // output columns past its halo; whole batches of `rows` a group; the two batch buffers within
-  // local memory (1 KiB left for the runtime).
-  const int width = pick->width / 4, rows = std::max(1, pick->rows);
-  const int out = width - plane_margin(rx) / 2;
+  // local memory (1 KiB left for the runtime), twice over with the centres, in batches halved
+  // until they fit.
+  const int width = pick->width / 4, out = width - plane_margin(rx) / 2;
   if (width < 8 || width > 256 || (width & (width - 1)) != 0 || out < 2) return {};
   const uint64_t local = device.info().local_mem_bytes, room = local > 1024 ? local - 1024 : 0;
-  if (uint64_t(2 * rows) * uint64_t(width + 4) * 16 > room ||
-      size_t(2 * width) > device.info().max_work_group_size)
+  const uint64_t row_bytes = (centres ? 2 : 1) * 2 * uint64_t(width + 4) * 16;
+  int rows = std::max(1, pick->rows);
+  while (centres && rows > 1 && uint64_t(rows) * row_bytes > room) rows /= 2;
+  if (uint64_t(rows) * row_bytes > room || size_t(2 * width) > device.info().max_work_group_size)
     return {};
   return {width, rows, std::max(rows, tuning.separable_columns_tile_rows / rows * rows), out};
 }
