@@ -13,6 +13,7 @@
 #include <map>
 #include <utility>
 
+#include "../common/levels.hpp"
 #include "bilateral_kernels.hpp"  // bilateral_bilateral_cl
 
 namespace {
@@ -70,7 +71,8 @@ class Bilateral : public Filter {
   Halo halo() const override { return {radius_, radius_}; }
   Border border() const override { return border_; }
   void enqueue(Stage& stage) override {
-    const Layout& layout = layout_for(stage.channels(), table_fits(stage.pixel_type()));
+    const Layout& layout =
+        layout_for(stage.channels(), clf_plugins::u8_levels(stage.pixel_type(), border_));
     cl::Kernel kernel = layout.kernel;
     KernelArgs(kernel) << stage.input() << stage.output() << stage.width() << stage.rows()
                        << offsets_.get() << space_.get() << taps_ << color_coeff_;
@@ -125,12 +127,6 @@ class Bilateral : public Filter {
   float space_weight(int dx, int dy) const {
     const double r2 = double(dx) * dx + double(dy) * dy;
     return float(std::exp(-0.5 * r2 / (sigma_space_ * sigma_space_)));
-  }
-  // Colour weights from a table of the integral distances: u8 levels, the border's too.
-  bool table_fits(PixelType type) const {
-    const float v = border_.value;
-    return type == PixelType::u8 &&
-           (border_.mode != BorderMode::constant || (v >= 0 && v <= 255 && v == std::floor(v)));
   }
   void check_aligned(const Plane& input) const {
     if (input.origin % 4 != 0 || input.pitch % 4 != 0 || input.plane_stride % 4 != 0 ||

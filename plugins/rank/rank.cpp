@@ -9,11 +9,11 @@
 #include <clf/error.hpp>
 #include <clf/filter.hpp>
 #include <clf/plugin.hpp>
-#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
 
+#include "../common/levels.hpp"
 #include "../common/window.hpp"
 #include "rank_kernels.hpp"  // rank_rank_cl
 #include "selection.hpp"
@@ -153,12 +153,8 @@ class RankFilter : public Filter {
   }
   std::optional<Way> last_way_;
 
-  // The histogram counts integer levels 0..255: u8 images, and a constant border among them.
-  bool histogram_fits(PixelType type) const {
-    const float v = border_.value;
-    return type == PixelType::u8 &&
-           (border_.mode != BorderMode::constant || (v >= 0 && v <= 255 && v == std::floor(v)));
-  }
+  // The histogram counts integer levels 0..255.
+  bool histogram_fits(PixelType type) const { return clf_plugins::u8_levels(type, border_); }
   Way choose(PixelType type) const {
     const int k = 2 * radius_ + 1;
     if (method_ == "network") return Way::network;
