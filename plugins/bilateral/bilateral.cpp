@@ -54,7 +54,10 @@ class Bilateral : public Filter {
         sigma_color_(sigma_color),
         sigma_space_(sigma_space),
         border_(border),
-        color_coeff_(float(-0.5 / (sigma_color * sigma_color))) {
+        color_coeff_(float(-0.5 / (sigma_color * sigma_color))),
+        rows_outputs_(radius <= int(device.knob_number("bilateral.rows_max_radius", 0))
+                          ? int(device.knob_number("bilateral.outputs", 0)) / 4 * 4
+                          : 0) {
     // Space weights exp(-r^2 / 2 ss^2) over the disc, in OpenCV's order.
     std::vector<cl_int2> offsets;
     std::vector<float> space;
@@ -121,6 +124,7 @@ class Bilateral : public Filter {
   Border border_;
   float color_coeff_;
   int taps_ = 0;
+  int rows_outputs_;  // the rows layout's outputs a work-item, from the tuning (0: not taken)
   DeviceBuffer offsets_, space_;
   std::map<std::pair<int, bool>, Layout> kernels_;  // by channel count and colour table
 
@@ -137,10 +141,7 @@ class Bilateral : public Filter {
   }
   const Layout& layout_for(int channels, bool table) {
     // Only the rows layout reads the table.
-    const int outputs = channels <= tiled_max_channels &&
-                                radius_ <= int(device_.knob_number("bilateral.rows_max_radius", 0))
-                            ? int(device_.knob_number("bilateral.outputs", 0)) / 4 * 4
-                            : 0;
+    const int outputs = channels <= tiled_max_channels ? rows_outputs_ : 0;
     const auto key = std::make_pair(channels, table && outputs > 0);
     auto found = kernels_.find(key);
     if (found != kernels_.end()) return found->second;
