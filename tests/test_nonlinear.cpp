@@ -177,8 +177,10 @@ TEST_CASE("a rect by groups walking down the columns gives the direct passes' bi
   // morphology.rect_walk (GPUs' default): the first erode or dilate of a rect from 9x9 to 31x31 in
   // one pass; later passes read temp planes. Radii to 8 issue the next batch's loads early (the
   // default morphology.walk_prefetch_max_radius), larger ones wait for each batch's. Widths that
-  // leave a group part empty, strips lower than a block, and 2 channels.
+  // leave a group part empty, strips lower than a block, and 2 channels; the default groups (128
+  // columns, 8 blocks) and narrow, short ones (morphology.walk_group, walk_blocks).
   const clf::Image in = test::random_image(141, 75, 2, clf::PixelType::f32, 12);
+  const std::pair<const char*, const char*> groups[] = {{"128", "8"}, {"32", "3"}};
   for (const char* spec :
        {"morphology:op=dilate,ksize=9",
         "morphology:op=erode,ksize=31,border=constant,border_value=2",
@@ -187,15 +189,20 @@ TEST_CASE("a rect by groups walking down the columns gives the direct passes' bi
         "morphology:op=dilate,ksize=25,border=replicate"}) {
     INFO(spec);
     const clf::Image direct = test::run_chain({std::string(spec) + ",method=direct"}, in);
-    KnobScope scope({{"morphology.rect_walk", "1"}});
-    clf::Pipeline p(test::device());
-    p.add(test::registry(), spec);
-    CHECK_THAT(p.filter(0).describe(), Catch::Contains("walking down"));
-    CHECK(test::identical(test::run_chain({spec}, in), direct));
-    for (const int rows : {1, 7}) {
-      clf::RunOptions strips;
-      strips.strip_rows = rows;
-      CHECK(test::identical(test::run_chain({spec}, in, strips), direct));
+    for (const auto& [group, blocks] : groups) {
+      INFO("walk_group " << group << ", walk_blocks " << blocks);
+      KnobScope scope({{"morphology.rect_walk", "1"},
+                       {"morphology.walk_group", group},
+                       {"morphology.walk_blocks", blocks}});
+      clf::Pipeline p(test::device());
+      p.add(test::registry(), spec);
+      CHECK_THAT(p.filter(0).describe(), Catch::Contains("walking down"));
+      CHECK(test::identical(test::run_chain({spec}, in), direct));
+      for (const int rows : {1, 7}) {
+        clf::RunOptions strips;
+        strips.strip_rows = rows;
+        CHECK(test::identical(test::run_chain({spec}, in, strips), direct));
+      }
     }
   }
 }

@@ -268,10 +268,22 @@ std::string TuneResult::summary() const {
 }
 
 std::vector<TuneFamily> tune_families(const DeviceInfo& info) {
-  return {{"window",
-           {"convolve:kernel=" + full_rank_kernel(5), "convolve:kernel=" + full_rank_kernel(9)},
-           window_candidates(info)},
-          {"separable", {"gaussian:sigma=2", "gaussian:sigma=5"}, separable_candidates(info)}};
+  std::vector<TuneFamily> families{
+      {"window",
+       {"convolve:kernel=" + full_rank_kernel(5), "convolve:kernel=" + full_rank_kernel(9)},
+       window_candidates(info)},
+      {"separable", {"gaussian:sigma=2", "gaussian:sigma=5"}, separable_candidates(info)}};
+  // The morphology plugin's rects by groups walking down the columns (the database's choice on
+  // GPUs; candidates on every device): the columns a group owns and the blocks of 2 r + 1 rows
+  // it walks down.
+  TuneFamily walk{
+      "rect walk", {"morphology:op=dilate,ksize=19", "morphology:op=dilate,ksize=31"}, {}};
+  for (const char* group : {"64", "128"})
+    for (const char* blocks : {"8", "16"})
+      walk.candidates.push_back(std::string("morphology.rect_walk=1,morphology.walk_group=") +
+                                group + ",morphology.walk_blocks=" + blocks);
+  families.push_back(std::move(walk));
+  return families;
 }
 
 std::string tuned_file(const Device& device) {

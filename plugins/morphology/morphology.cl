@@ -277,6 +277,14 @@ inline void walk_load(float* v, const __global float* s, int pitch, int sx0, int
     v[j] = i < RK * SEGW && sx < x_end && sy < y_end ? s[sy * pitch + sx] : MORPH_START;
   }
 }
+// And into the batch's rows in __local.
+inline void walk_store(__local float* seg, const float* v, int l) {
+#pragma unroll
+  for (int j = 0; j < WALK_LOADS; ++j) {
+    const int i = l + j * WG;
+    if (i < RK * SEGW) seg[i / SEGW * SEGP + i % SEGW] = v[j];
+  }
+}
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void morph_rect_walk(MORPH_ARGS) {
   __local float4 seg4[RK * SEGP / 4];
@@ -294,20 +302,14 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void morph_rect_walk(MO
     const int first = y0 + by - RY + b * RK;                   // the batch's first input row
     barrier(CLK_LOCAL_MEM_FENCE);                              // the last batch's reads are done
 #if defined(WALK_PREFETCH)
-#pragma unroll
-    for (int j = 0; j < WALK_LOADS; ++j) {
-      const int i = l + j * WG;
-      if (i < RK * SEGW) seg[i / SEGW * SEGP + i % SEGW] = next[j];
-    }
+    walk_store(seg, next, l);
     if (b < WALK && by + b * RK < h)
       walk_load(next, s, src_pitch, x0 + bx - RX, first + RK, x0 + w + RX, y0 + h + RY, l);
 #else
-#pragma unroll
-    for (int i = l; i < RK * SEGW; i += WG) {
-      const int r = i / SEGW, q = i - r * SEGW;
-      const int sx = x0 + bx - RX + q, sy = first + r;
-      seg[r * SEGP + q] =
-          sx < x0 + w + RX && sy < y0 + h + RY ? s[sy * src_pitch + sx] : MORPH_START;
+    {
+      float v[WALK_LOADS];
+      walk_load(v, s, src_pitch, x0 + bx - RX, first, x0 + w + RX, y0 + h + RY, l);
+      walk_store(seg, v, l);
     }
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);

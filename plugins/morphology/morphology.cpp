@@ -37,10 +37,10 @@ constexpr int gpu_line_from_radius = 4;    // method=auto: lines on GPUs from 9x
 constexpr int window_auto_max_radius = 7;  // method=auto on GPUs: erode and dilate to 15x15
 constexpr int window_max_radius = 31;      // method=window: elements whose rows fit 64 taps
 // morph_rect_walk (morphology.rect_walk, GPUs): rects to 31x31, the sizes it was measured faster
-// than the lines at; groups walk down walk_blocks blocks of 2 r + 1 rows. Past 31x31 its two
-// arrays of 2 r + 1 registers a work-item and groups narrowed to fit local memory are untried.
+// than the lines at; groups of morphology.walk_group columns walk down morphology.walk_blocks
+// blocks of 2 r + 1 rows. Past 31x31 its two arrays of 2 r + 1 registers a work-item and groups
+// narrowed to fit local memory are untried.
 constexpr int walk_max_radius = 15;
-constexpr int walk_blocks = 8;
 
 // A structuring element as half-widths per row: row dy (of -r..r) covers dx in [-w, w].
 using Segments = std::vector<int>;
@@ -118,7 +118,10 @@ class Morphology : public Filter {
       }
       p.walk = p.rect && rect_walk;
       if (p.line || p.walk) p.vector = 1;
-      if (p.walk) walk_group_ = walk_group(device, p);
+      if (p.walk) {
+        walk_blocks_ = std::max(1, int(device.knob_number("morphology.walk_blocks", 8)));
+        walk_group_ = walk_group(device, p);
+      }
       std::string line = p.line ? " -D LINE=" + std::to_string(p.line) +
                                       " -D LR=" + std::to_string(p.line == 1 ? p.ry() : p.rx())
                                 : "";
@@ -184,8 +187,8 @@ class Morphology : public Filter {
               cl::NDRange(line_group_, 1, 1), "morph_line");
         continue;
       }
-      if (p.walk) {  // groups of walk_group columns, walk_blocks blocks of 2 ry + 1 rows
-        const size_t rows = size_t(walk_blocks) * size_t(2 * p.ry() + 1);
+      if (p.walk) {  // groups of walk_group_ columns, walk_blocks_ blocks of 2 ry + 1 rows
+        const size_t rows = size_t(walk_blocks_) * size_t(2 * p.ry() + 1);
         stage.launch(kernels_[i],
                      cl::NDRange((size_t(w) + walk_group_ - 1) / walk_group_ * walk_group_,
                                  (size_t(h) + rows - 1) / rows, c),
@@ -224,19 +227,22 @@ class Morphology : public Filter {
   int vector_;
   size_t line_group_ = 64;   // work-items a group of the row line
   size_t walk_group_ = 128;  // work-items a group of morph_rect_walk
+  int walk_blocks_ = 8;      // blocks of 2 r + 1 rows a group of it walks down
 
   // morph_rect_walk's defines: the group, and the next batch's loads issued early up to the
   // tuning's morphology.walk_prefetch_max_radius.
   std::string walk_options(const Device& device, const Pass& p) const {
     const bool prefetch =
         std::max(p.rx(), p.ry()) <= device.knob_number("morphology.walk_prefetch_max_radius", 8);
-    return " -D WALK=" + std::to_string(walk_blocks) + " -D WG=" + std::to_string(walk_group_) +
+    return " -D WALK=" + std::to_string(walk_blocks_) + " -D WG=" + std::to_string(walk_group_) +
            (prefetch ? " -D WALK_PREFETCH" : "");
   }
-  // The widest group, 128 columns at most, whose staged rows and row extrema fit local memory.
+  // The widest group, morphology.walk_group columns at most (a power of 2), whose staged rows and
+  // row extrema fit local memory.
   static size_t walk_group(const Device& device, const Pass& p) {
     const size_t k = size_t(2 * p.ry() + 1);
-    size_t group = 128;
+    size_t group = 4;
+    while (group * 2 <= size_t(device.knob_number("morphology.walk_group", 128))) group *= 2;
     while (group > 4 && k * ((group + 2 * size_t(p.rx()) + 3) / 4 * 4 + group) * sizeof(float) >
                             device.info().local_mem_bytes - 1024)
       group /= 2;
