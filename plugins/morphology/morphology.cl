@@ -171,6 +171,9 @@ __kernel void morph_rect_vector(MORPH_ARGS) {
 // inputs backwards (suffixes) and of the next LK - 1 forwards (prefixes); output t is the extremum
 // of suffix t and prefix t - 1.
 #define LK (2 * LR + 1)
+// Loads a work-item issues together: its stores to dst between them may alias src for all the
+// compiler knows, and a loop of one load each would wait for every one in turn.
+#define LINE_CHUNK 8
 inline float line_read(const __global float* s, int pitch, int x, int y, int width, int first_row,
                        int image_rows, int mode, float value, int checked) {
   return checked ? morph_fetch(s, pitch, x, y, width, first_row, image_rows, mode, value)
@@ -190,20 +193,34 @@ __kernel void morph_line(MORPH_ARGS) {
   const int check = checked && !inside;
 #define AT(t) \
   line_read(s, src_pitch, x, base + (t), width, first_row, image_rows, mode, value, check)
-  float acc = MORPH_START;
-  for (int t = LK - 1; t >= 0; --t) {
-    acc = OP(acc, AT(t - LR));
-    if (t < n) d[(base + t) * dst_pitch + x] = acc;
+  float acc = MORPH_START;  // MORPH_START pads the chunks: it never wins
+  for (int t0 = LK - 1; t0 >= 0; t0 -= LINE_CHUNK) {  // suffixes, t = LK - 1 down to 0
+    float in[LINE_CHUNK];
+#pragma unroll
+    for (int k = 0; k < LINE_CHUNK; ++k) in[k] = t0 - k >= 0 ? AT(t0 - k - LR) : MORPH_START;
+#pragma unroll
+    for (int k = 0; k < LINE_CHUNK; ++k) {
+      acc = OP(acc, in[k]);
+      if (t0 - k >= 0 && t0 - k < n) d[(base + t0 - k) * dst_pitch + x] = acc;
+    }
   }
   acc = MORPH_START;
-  for (int t = 0; t < n; ++t) {
-    if (t > 0) acc = OP(acc, AT(LR + t));
-    float v = OP(d[(base + t) * dst_pitch + x], acc);
-    if (combine) {
-      const float other_value = o[(base + t) * other_pitch + x];
-      v = combine == 1 ? other_value - v : v - other_value;
+  for (int t0 = 0; t0 < n; t0 += LINE_CHUNK) {  // prefixes from t = 1, with the suffixes
+    float in[LINE_CHUNK], suffix[LINE_CHUNK], other[LINE_CHUNK];
+#pragma unroll
+    for (int k = 0; k < LINE_CHUNK; ++k) {
+      const int t = t0 + k;
+      in[k] = t > 0 && t < n ? AT(LR + t) : MORPH_START;
+      suffix[k] = t < n ? d[(base + t) * dst_pitch + x] : MORPH_START;
+      other[k] = combine && t < n ? o[(base + t) * other_pitch + x] : 0.f;
     }
-    d[(base + t) * dst_pitch + x] = v;
+#pragma unroll
+    for (int k = 0; k < LINE_CHUNK; ++k) {
+      acc = OP(acc, in[k]);
+      float v = OP(suffix[k], acc);
+      if (combine) v = combine == 1 ? other[k] - v : v - other[k];
+      if (t0 + k < n) d[(base + t0 + k) * dst_pitch + x] = v;
+    }
   }
 #undef AT
 }
@@ -220,11 +237,18 @@ __kernel __attribute__((reqd_work_group_size(LG, 1, 1))) void morph_line(MORPH_A
   const int count = LG * LK + 2 * LR;
   const bool inside = base - LR >= 0 && base - LR + count <= width && gy >= 0 && gy < image_rows;
   const int check = checked && !inside;
-  for (int q = l; q < count; q += LG) {  // the pass reads [x0 - LR, x0 + w + LR)
-    const int x = base - LR + q;
-    seg[q] = x < x0 + w + LR ? line_read(s, src_pitch, x, y, width, first_row, image_rows, mode,
-                                         value, check)
-                             : MORPH_START;
+  for (int q0 = l; q0 < count; q0 += LINE_CHUNK * LG) {  // reads [x0 - LR, x0 + w + LR)
+    float in[LINE_CHUNK];
+#pragma unroll
+    for (int k = 0; k < LINE_CHUNK; ++k) {
+      const int q = q0 + k * LG, x = base - LR + q;
+      in[k] = q < count && x < x0 + w + LR
+                  ? line_read(s, src_pitch, x, y, width, first_row, image_rows, mode, value, check)
+                  : MORPH_START;
+    }
+#pragma unroll
+    for (int k = 0; k < LINE_CHUNK; ++k)
+      if (q0 + k * LG < count) seg[q0 + k * LG] = in[k];
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   const int start = l * LK;

@@ -100,13 +100,13 @@ class Morphology : public Filter {
                     ? int(device.knob_number("vector_width", 1))
                     : 1) {
     for (Pass& p : passes_) {
-      // method=auto: lines on GPUs from 9x9 (on the H200 they lose at 7x7 and win 1.8x at 31x31,
-      // 2.8x at 101x101), direct reads elsewhere.
+      // method=auto: lines on GPUs from 9x9 (rects the walk does not take, and passes after the
+      // first), direct reads elsewhere.
       const bool lines = method == "line" || (method == "auto" && device.info().is_gpu &&
                                               std::max(p.rx(), p.ry()) >= gpu_line_from_radius);
       if (!lines) p.line = 0;
-      // GPUs take vectors for small elements only: on the H200 they make the 3x3 2.4x faster and
-      // the 31x31 rect and the 15x15 ellipse slower.
+      // GPUs take vectors for small elements only: on the H200 they make the 3x3 faster and the
+      // 31x31 rect and the 15x15 ellipse slower.
       p.vector = device.info().is_gpu && p.taps() > gpu_vector_max_taps ? 1 : vector_;
       halo_.x = std::max(halo_.x, p.ext_x + p.rx());
       halo_.y = std::max(halo_.y, p.ext_y + p.ry());
