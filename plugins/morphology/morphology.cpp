@@ -119,7 +119,7 @@ class Morphology : public Filter {
       p.walk = p.rect && rect_walk;
       if (p.line || p.walk) p.vector = 1;
       if (p.walk) {
-        walk_blocks_ = std::max(1, int(device.knob_number("morphology.walk_blocks", 8)));
+        walk_blocks_ = int(std::clamp(device.knob_number("morphology.walk_blocks", 8), 1.0, 64.0));
         walk_group_ = walk_group(device, p);
       }
       std::string line = p.line ? " -D LINE=" + std::to_string(p.line) +
@@ -241,8 +241,9 @@ class Morphology : public Filter {
   // row extrema fit local memory.
   static size_t walk_group(const Device& device, const Pass& p) {
     const size_t k = size_t(2 * p.ry() + 1);
+    const double most = std::clamp(device.knob_number("morphology.walk_group", 128), 4.0, 1024.0);
     size_t group = 4;
-    while (group * 2 <= size_t(device.knob_number("morphology.walk_group", 128))) group *= 2;
+    while (double(group * 2) <= most) group *= 2;
     while (group > 4 && k * ((group + 2 * size_t(p.rx()) + 3) / 4 * 4 + group) * sizeof(float) >
                             device.info().local_mem_bytes - 1024)
       group /= 2;
