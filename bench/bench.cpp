@@ -104,10 +104,10 @@ std::pair<double, double> pinned_gbps(clf::Device& device, size_t bytes, int rep
 
 // Upload and download of `bytes` each, at the same time on two queues: the bare overlapped
 // transfer time that a streamed host->host run of the same bytes cannot beat. The table measures
-// it again beside each filter's streamed runs: a machine's transfer rate drifts within a program
-// (one H100 host's moved from 6.67 to 6.90 ms between two), and a ratio against a figure taken
-// minutes before carries that drift. Its buffers are freed on return, so that the streamed runs
-// keep the whole device memory budget (the streamer counts every allocation of the device).
+// it again beside each filter's streamed runs: a machine's transfer rate drifts within a program,
+// and a ratio against a figure taken minutes before carries that drift. Its buffers are freed on
+// return, so that the streamed runs keep the whole device memory budget (the streamer counts every
+// allocation of the device).
 double overlapped_transfer_ms(clf::Device& device, size_t bytes, int reps) {
   cl::CommandQueue up(device.context(), device.device()), down(device.context(), device.device());
   cl::Buffer pin_a(device.context(), CL_MEM_ALLOC_HOST_PTR, bytes),

@@ -1,5 +1,5 @@
 // The interface between clfilter and its image-file module (clf_io_module, loaded at run time).
-// OpenImageIO and the ~260 libraries it pulls in spend about 0.37 s in their initialisers before
+// OpenImageIO and the libraries it pulls in spend a noticeable time in their initialisers before
 // main would run; loaded after main has taken charge of signals, that time is interruptible like
 // any other, and --help, --version and the listings start without it. No OpenImageIO type
 // crosses: files are RowSource / RowSink objects.

@@ -1,13 +1,13 @@
 // JPEG to JPEG without OpenImageIO: libjpeg-turbo decodes and encodes the rows strip by strip.
 //
-// Loading OpenImageIO and the ~260 libraries behind it costs clfilter ~0.4 s per process, more than
-// decoding, filtering and encoding a 4K photograph on a 2-core CPU. A job whose input is a JPEG (by
-// content) and whose output is named .jpg/.jpeg/.jpe/.jfif/.jfi/.jif runs on libjpeg-turbo
-// alone: the same decoder settings as OpenImageIO's reader (so the same pixels) and the same
-// encoder settings as its writer (the quality: --quality, else the input's own, estimated from its
-// quantization tables; the input's chroma subsampling and JFIF density; baseline, as a
-// progressive encoder holds every coefficient of the image), so the output's pixels are what
-// `--io oiio` writes.
+// Loading OpenImageIO and the libraries behind it costs clfilter more time per process than
+// decoding, filtering and encoding a 4K photograph on a 2-core CPU (docs/PERFORMANCE.md). A job
+// whose input is a JPEG (by content) and whose output is named .jpg/.jpeg/.jpe/.jfif/.jfi/.jif runs
+// on libjpeg-turbo alone: the same decoder settings as OpenImageIO's reader (so the same pixels)
+// and the same encoder settings as its writer (the quality: --quality, else the input's own,
+// estimated from its quantization tables; the input's chroma subsampling and JFIF density;
+// baseline, as a progressive encoder holds every coefficient of the image), so the output's pixels
+// are what `--io oiio` writes.
 // Metadata segments are copied as they are, byte for byte (Exif, XMP, ICC, IPTC, comments), where
 // OpenImageIO re-encodes the ones it parses and drops the rest; the JFIF header is rewritten,
 // and Adobe (APP14) and MPF segments, which describe the old encoding, are dropped.

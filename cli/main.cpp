@@ -251,9 +251,9 @@ int run_one(const Options& o, const clf::Registry& registry, const clf::FileJob&
     std::cerr << "clfilter: JPEG to JPEG through libjpeg-turbo (OpenImageIO not loaded)\n";
   const std::unique_ptr<clf::InputFile> input = io.open_input(job.in, &interrupted);
   print_warnings(input->warnings());
-  // The first rows decode on a second thread while this one opens the devices (PoCL: ~0.15 s of
-  // one core). Not the other way round: LLVM, which PoCL loads, gives the thread that opens it
-  // its own signal stack, and AddressSanitizer's thread exit then fails to unmap it.
+  // The first rows decode on a second thread while this one opens the devices (opening PoCL keeps a
+  // core busy). Not the other way round: LLVM, which PoCL loads, gives the thread that opens it its
+  // own signal stack, and AddressSanitizer's thread exit then fails to unmap it.
   // Several devices: the file's strips go to each in turn.
   const int ahead = int(std::max<size_t>(1, (size_t(32) << 20) / input->shape().row_bytes()));
   auto decoding = std::async(std::launch::async, [&] { input->prefetch(ahead); });
