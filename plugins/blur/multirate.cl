@@ -27,7 +27,7 @@ typedef struct {
 
 // dst row r = the prefilter down the columns centred on src row y_base + D r, over `cols`
 // columns from src column x_base, for `rows` rows. MR_NB rows per work-item: the window rows they
-// share are read once (H100, sigma 20, this kernel: 1 row 307 us, 4 rows about 150).
+// share are read once (on the H100, 4 rows took half the time of 1).
 __kernel void mr_down_v(CLF_PLANE_IN(src), CLF_PLANE(dst), int y_base, int x_base, int cols,
                         int rows, mr_down_taps g) {
   const int x = get_global_id(0), r0 = get_global_id(1) * MR_NB, c = get_global_id(2);
@@ -131,8 +131,8 @@ __kernel void mr_up_v(CLF_PLANE_IN(src), CLF_PLANE(dst), int cols, int rows, int
 // Along the rows: dst columns D b .. D b + D - 1 (of `width`) from src columns b .. b + 2T + 1.
 // On GPUs (groups of 64 work-items, one row: the launch's local size) the group's 64 D outputs go
 // through __local (one float of padding per 32 against bank conflicts), so that the stores of a
-// warp are consecutive floats rather than D-float runs 4 D floats apart: H100, sigma 20, 122
-// against 427 us. CPUs (-D MR_PLAIN) store each work-item's run, as their caches want, with no
+// warp are consecutive floats rather than D-float runs 4 D floats apart (several times faster on
+// the H100). CPUs (-D MR_PLAIN) store each work-item's run, as their caches want, with no
 // barrier (which splits the kernel's loop there).
 #define MR_PAD(k) ((k) + (k) / 32)
 __kernel

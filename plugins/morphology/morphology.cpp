@@ -28,8 +28,8 @@ using namespace clf;
 constexpr int max_radius = 255;
 constexpr int separable_from_radius = 2;  // a rect from 5x5 on: a row pass and a column pass
 constexpr int gpu_vector_max_taps = 9;
-// Elements of more rows take their half-widths from a buffer: an ellipse of 511 literal rows took
-// 55 s to build on PoCL, one of 31 rows builds in about a second.
+// Elements of more rows take their half-widths from a buffer: literal rows make a program's build
+// time grow with the element, far past what a filter can wait for on PoCL.
 constexpr size_t literal_max_rows = 31;
 constexpr int rect_run = 4;                // blocks of 2 r + 1 output rows a morph_rect_vector item
 constexpr int line_from_radius = 3;        // a rect from 7x7 on may take morph_line

@@ -222,8 +222,8 @@ class FftCorrelation {
 };
 // The block side for a window radius: the smallest power of two at least 32 radius and 128, so
 // at least 15/16 of a block's outputs are kept, up to fft_max_block (radii up to fft_max_radius
-// keep at least half). PoCL, 2-D transforms forward and back per pixel: 512^2 7.2 ns, 256^2
-// 8.0, 240^2 8.5, 480^2 10.3 (powers of two are the cheapest sizes).
+// keep at least half). Powers of two are the cheapest transform sizes per pixel (measured on
+// PoCL against sizes with factors of 3 and 5).
 constexpr int fft_max_block = 4096, fft_max_radius = fft_max_block / 4;
 int fft_block_side(int radius);
 // The cost model. FFT work per output pixel: a block's pixels per output kept, times log2 of a
