@@ -298,7 +298,9 @@ TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, flo
       {"border=constant,border_value=7", ref::Border::constant, 7, true},
       {"border=constant,border_value=7.5", ref::Border::constant, 7.5, false},
   };
-  for (const char* outputs : {"4", "8"})
+  // Outputs a work-item, and whether the u8 table is held once per lane (one channel's fits).
+  const std::pair<const char*, const char*> layouts[] = {{"4", "0"}, {"8", "0"}, {"4", "1"}};
+  for (const auto& [outputs, lane_tables] : layouts)
     for (const clf::PixelType type : {clf::PixelType::u8, clf::PixelType::f32})
       for (const int channels : {1, 3})
         for (const Case& c : cases) {
@@ -308,9 +310,11 @@ TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, flo
           const std::string spec = "bilateral:d=7,sigma_color=" + std::string(u8 ? "40" : "0.3") +
                                    ",sigma_space=2," + c.spec;
           const std::string layout_name = std::string("rows x") + outputs;
-          INFO(spec << " x" << channels << " " << clf::pixel_type_name(type) << ", "
-                    << layout_name);
-          KnobScope scope({{"bilateral.outputs", outputs}, {"bilateral.rows_max_radius", "8"}});
+          INFO(spec << " x" << channels << " " << clf::pixel_type_name(type) << ", " << layout_name
+                    << ", lane tables " << lane_tables);
+          KnobScope scope({{"bilateral.outputs", outputs},
+                           {"bilateral.rows_max_radius", "8"},
+                           {"bilateral.lane_tables", lane_tables}});
           clf::Pipeline p(test::device());
           p.add(test::registry(), spec);
           clf::Image got;
@@ -318,6 +322,12 @@ TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, flo
           const std::string layout = p.filter(0).describe();
           CHECK_THAT(layout, Catch::Contains(layout_name));
           CHECK((layout.find("colour table") != std::string::npos) == (u8 && c.table));
+          // 32 copies of the table where they fit the device (one channel's 32 KiB: everywhere).
+          const clf::DeviceInfo& info = test::device()->info();
+          const bool fits = (255 * channels + 1) * 32 * 4 + 1024 <= int64_t(info.local_mem_bytes) &&
+                            info.max_work_group_size >= 256;
+          CHECK((layout.find("table per lane") != std::string::npos) ==
+                (u8 && c.table && lane_tables[0] == '1' && fits));
           const ref::Image want =
               ref::bilateral(test::to_ref(in), 3, sigma_color, 2, c.border, c.value);
           const ref::Image have = test::to_ref(got);

@@ -98,21 +98,26 @@ __kernel __attribute__((reqd_work_group_size(TW, TH, 1))) void bilateral_tiled(B
 #endif
 
 #if defined(BL_N)
-// The rows layout (GPUs; -D BL_N, BL_R, BL_WG and the host's BL_TAPS): BL_N outputs of a row a
-// work-item. Window rows y - dy and y + dy are read once, as aligned float4s from CLF_HALO4(BL_R)
-// columns left of the first output (the blocked correlation's alignment), into registers that
-// every output takes its taps from. The taps at (+-dx, +-dy) share a space weight: their
-// colour-weighted sums are added first and multiplied by it once. BL_TAPS lists, for
-// dy = 0..BL_R, BL_ROWS(dy) and then BL_GROUP(dx, dy, space) for each dx >= 0 of the disc, all
-// literals, so the code is straight-line. With -D BL_LUT=n (u8 images: integral values, colour
-// distances below n) the colour weights come from a table in __local that each group fills, one
-// exp a distance; else from BILATERAL_EXP at every tap.
+// The rows layout (GPUs; -D BL_N, BL_R, BL_WG, BL_YN and the host's BL_TAPS): BL_N outputs of a
+// row a work-item, BL_YN rows a group, one after the other. Window rows y - dy and y + dy are read
+// once, as aligned float4s from CLF_HALO4(BL_R) columns left of the first output (the blocked
+// correlation's alignment), into registers that every output takes its taps from. The taps at
+// (+-dx, +-dy) share a space weight: their colour-weighted sums are added first and multiplied by
+// it once. BL_TAPS lists, for dy = 0..BL_R, BL_ROWS(dy) and then BL_GROUP(dx, dy, space) for each
+// dx >= 0 of the disc, all literals, so the code is straight-line. With -D BL_LUT=n (u8 images:
+// integral values, colour distances below n) the colour weights come from a table in __local that
+// each group fills, one exp an entry, for its BL_YN rows; else from BILATERAL_EXP at every tap.
 #define BL_HX CLF_HALO4(BL_R)
 #define BL_W (4 * ((BL_HX + BL_N + BL_R + 3) / 4))  // floats of a window row, per channel
 #if defined(BL_LUT)
-// A distance added to 1.5 * 2^23 keeps its integer value in the float's low mantissa bits.
+// A distance added to 1.5 * 2^23 keeps its integer value in the float's low mantissa bits; the
+// entry's byte address is those bits times 4 BL_COPIES plus the work-item's lut_at (unsigned
+// arithmetic, wrapping). With -D BL_COPIES=32 the table is held once per lane of a 32-wide warp,
+// interleaved (entry i of copy l at 32 i + l): each lane reads its own bank, so the distances never
+// put two lanes of a warp on one bank, as random ones do in a single copy.
 #define BL_KEY0 0x1.8p23f
-#define BL_COLOR_OF(key) lut[as_int(key) - 0x4B400000]
+#define BL_COLOR_OF(key) \
+  (*(const __local float*)((const __local char*)lut + (as_uint(key) * (4u * BL_COPIES) + lut_at)))
 #else
 #define BL_KEY0 0.f
 #define BL_COLOR_OF(key) COLOR(key)
@@ -168,25 +173,33 @@ inline void bl_load(const __global float* row, int plane, int x0, int width, flo
 
 __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(BILATERAL_ARGS) {
 #if defined(BL_LUT)
-  __local float lut[BL_LUT];
-  for (int i = get_local_id(0); i < BL_LUT; i += BL_WG) lut[i] = exp((float)(i * i) * color_coeff);
+  __local float lut[BL_LUT * BL_COPIES];
+  for (int i = get_local_id(0); i < BL_LUT * BL_COPIES; i += BL_WG) {
+    const int dist = i / BL_COPIES;
+    lut[i] = exp((float)(dist * dist) * color_coeff);
+  }
+  const uint lut_at = (get_local_id(0) % BL_COPIES) * 4u - 0x4B400000u * (4u * BL_COPIES);
   barrier(CLK_LOCAL_MEM_FENCE);
 #endif
-  const int x0 = get_global_id(0) * BL_N, y = get_global_id(1);
-  if (x0 >= width || y >= rows) return;
+  const int x0 = get_global_id(0) * BL_N;
+  if (x0 >= width) return;
   const __global float* s = src + src_origin + x0 - BL_HX;
-  float a[CH * BL_W], b[CH * BL_W], centre[CH * BL_N], sum[CH * BL_N], wsum[BL_N];
-  bl_load(s + y * src_pitch, src_plane, x0, width, a);
-  for (int o = 0; o < BL_N; ++o) {
-    wsum[o] = 0.f;
-    for (int c = 0; c < CH; ++c) {
-      centre[c * BL_N + o] = a[c * BL_W + BL_HX + o];
-      sum[c * BL_N + o] = 0.f;
+  for (int r = 0; r < BL_YN; ++r) {  // constant bounds: with one row, no loop
+    const int y = get_group_id(1) * BL_YN + r;
+    if (y >= rows) return;
+    float a[CH * BL_W], b[CH * BL_W], centre[CH * BL_N], sum[CH * BL_N], wsum[BL_N];
+    bl_load(s + y * src_pitch, src_plane, x0, width, a);
+    for (int o = 0; o < BL_N; ++o) {
+      wsum[o] = 0.f;
+      for (int c = 0; c < CH; ++c) {
+        centre[c * BL_N + o] = a[c * BL_W + BL_HX + o];
+        sum[c * BL_N + o] = 0.f;
+      }
     }
+    BL_TAPS
+    __global float* d = dst + dst_origin + y * dst_pitch + x0;
+    for (int o = 0; o < BL_N && x0 + o < width; ++o)
+      for (int c = 0; c < CH; ++c) d[c * dst_plane + o] = sum[c * BL_N + o] / wsum[o];
   }
-  BL_TAPS
-  __global float* d = dst + dst_origin + y * dst_pitch + x0;
-  for (int o = 0; o < BL_N && x0 + o < width; ++o)
-    for (int c = 0; c < CH; ++c) d[c * dst_plane + o] = sum[c * BL_N + o] / wsum[o];
 }
 #endif

@@ -22,7 +22,10 @@ using namespace clf;
 constexpr int max_radius = 64;
 constexpr int tile_w = 32, tile_h = 8;
 constexpr int tiled_max_channels = 4;
-constexpr int rows_group = 64;  // work-items of a group of the rows layout
+// The rows layout's groups: work-items, and rows each walks down. With a table per lane (32 of
+// them: 32 KiB for one u8 channel), larger groups down more rows, so that filling the table costs
+// little beside the taps it serves.
+constexpr int rows_group = 64, lane_tables_group = 256, lane_tables_rows = 16, lanes = 32;
 
 // OpenCV's taps: the disc sqrt(dx^2 + dy^2) <= radius.
 bool in_disc(int dx, int dy, int radius) {
@@ -84,8 +87,10 @@ class Bilateral : public Filter {
     if (layout.outputs > 0) {
       check_aligned(stage.input());
       const size_t n = size_t(layout.outputs);
-      stage.launch(kernel, cl::NDRange(up((w + n - 1) / n, rows_group), h),
-                   cl::NDRange(rows_group, 1), "bilateral_rows");
+      const size_t group = size_t(layout.group), group_rows = size_t(layout.group_rows);
+      stage.launch(kernel,
+                   cl::NDRange(up((w + n - 1) / n, group), (h + group_rows - 1) / group_rows),
+                   cl::NDRange(group, 1), "bilateral_rows");
     } else if (layout.tiled) {
       stage.launch(kernel, cl::NDRange(up(w, tile_w), up(h, tile_h), 1),
                    cl::NDRange(tile_w, tile_h, 1), "bilateral_tiled");
@@ -101,13 +106,17 @@ class Bilateral : public Filter {
     std::string layouts;
     for (const auto& [key, layout] : kernels_)
       layouts += (layouts.empty() ? "" : ", ") + std::to_string(key.first) + " channels " +
-                 layout.name() + (key.second ? " with a colour table" : "");
+                 layout.name() +
+                 (!key.second               ? ""
+                  : layout.table_copies > 1 ? " with a colour table per lane"
+                                            : " with a colour table");
     return text + (layouts.empty() ? std::string("layout chosen per channel count") : layouts);
   }
 
  private:
   struct Layout {
     int outputs = 0;  // the rows layout: outputs a work-item (0: another layout)
+    int group = rows_group, group_rows = 1, table_copies = 1;  // the rows layout's
     bool tiled = false;
     int vector = 1;
     cl::Kernel kernel;
@@ -151,9 +160,20 @@ class Bilateral : public Filter {
     if (device_.info().is_gpu) options += " -D BILATERAL_EXP=native_exp";
     std::string source = bilateral_bilateral_cl;
     if (layout.outputs > 0) {
+      const uint64_t entries = 255 * uint64_t(channels) + 1;
+      if (key.second && device_.knob_number("bilateral.lane_tables", 0) != 0 &&
+          entries * lanes * sizeof(float) + 1024 <= device_.info().local_mem_bytes &&
+          size_t(lane_tables_group) <= device_.info().max_work_group_size) {
+        layout.table_copies = lanes;
+        layout.group = lane_tables_group;
+        layout.group_rows = lane_tables_rows;
+      }
       options += " -D BL_R=" + std::to_string(radius_) + " -D BL_N=" + std::to_string(outputs) +
-                 " -D BL_WG=" + std::to_string(rows_group);
-      if (key.second) options += " -D BL_LUT=" + std::to_string(255 * channels + 1);
+                 " -D BL_WG=" + std::to_string(layout.group) +
+                 " -D BL_YN=" + std::to_string(layout.group_rows);
+      if (key.second)
+        options += " -D BL_LUT=" + std::to_string(entries) +
+                   " -D BL_COPIES=" + std::to_string(layout.table_copies);
       source = rows_taps(radius_, [this](int dx, int dy) { return space_weight(dx, dy); }) + source;
     } else {
       const uint64_t window_bytes = uint64_t(channels) * (tile_h + 2 * radius_) *
