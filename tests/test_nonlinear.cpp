@@ -178,9 +178,14 @@ TEST_CASE("a rect by groups walking down the columns gives the direct passes' bi
   // one pass; later passes read temp planes. Radii to 8 issue the next batch's loads early (the
   // default morphology.walk_prefetch_max_radius), larger ones wait for each batch's. Widths that
   // leave a group part empty, strips lower than a block, and 2 channels; the default groups (128
-  // columns, 8 blocks) and narrow, short ones (morphology.walk_group, walk_blocks).
+  // columns, 8 blocks) and narrow, short ones (morphology.walk_group, walk_blocks); rows first and
+  // columns first (morphology.walk_columns_min_radius 0), which a 32-column group leaves to rows
+  // first past 29x29 (it reaches 2 r columns past its outputs).
   const clf::Image in = test::random_image(141, 75, 2, clf::PixelType::f32, 12);
-  const std::pair<const char*, const char*> groups[] = {{"128", "8"}, {"32", "3"}};
+  struct Walk {
+    const char *group, *blocks, *columns_from;
+  };
+  const Walk walks[] = {{"128", "8", "16"}, {"32", "3", "16"}, {"128", "8", "0"}, {"32", "3", "0"}};
   for (const char* spec :
        {"morphology:op=dilate,ksize=9",
         "morphology:op=erode,ksize=31,border=constant,border_value=2",
@@ -189,14 +194,21 @@ TEST_CASE("a rect by groups walking down the columns gives the direct passes' bi
         "morphology:op=dilate,ksize=25,border=replicate"}) {
     INFO(spec);
     const clf::Image direct = test::run_chain({std::string(spec) + ",method=direct"}, in);
-    for (const auto& [group, blocks] : groups) {
-      INFO("walk_group " << group << ", walk_blocks " << blocks);
+    for (const Walk& walk : walks) {
+      INFO("walk_group " << walk.group << ", walk_blocks " << walk.blocks
+                         << ", walk_columns_min_radius " << walk.columns_from);
       KnobScope scope({{"morphology.rect_walk", "1"},
-                       {"morphology.walk_group", group},
-                       {"morphology.walk_blocks", blocks}});
+                       {"morphology.walk_group", walk.group},
+                       {"morphology.walk_blocks", walk.blocks},
+                       {"morphology.walk_columns_min_radius", walk.columns_from}});
       clf::Pipeline p(test::device());
       p.add(test::registry(), spec);
-      CHECK_THAT(p.filter(0).describe(), Catch::Contains("walking down"));
+      const std::string layout = p.filter(0).describe();
+      CHECK_THAT(layout, Catch::Contains("walking down"));
+      const bool columns =
+          walk.columns_from[0] == '0' &&
+          (walk.group[0] == '1' || std::string(spec).find("ksize=31") == std::string::npos);
+      CHECK((layout.find("columns first") != std::string::npos) == columns);
       CHECK(test::identical(test::run_chain({spec}, in), direct));
       for (const int rows : {1, 7}) {
         clf::RunOptions strips;

@@ -274,14 +274,16 @@ std::vector<TuneFamily> tune_families(const DeviceInfo& info) {
        window_candidates(info)},
       {"separable", {"gaussian:sigma=2", "gaussian:sigma=5"}, separable_candidates(info)}};
   // The morphology plugin's rects by groups walking down the columns (the database's choice on
-  // GPUs; candidates on every device): the columns a group owns and the blocks of 2 r + 1 rows
-  // it walks down.
+  // GPUs; candidates on every device): the columns a group owns, the blocks of 2 r + 1 rows it
+  // walks down, and whether the 31x31 goes columns first (from radius 15; 16: never).
   TuneFamily walk{
       "rect walk", {"morphology:op=dilate,ksize=19", "morphology:op=dilate,ksize=31"}, {}};
   for (const char* group : {"64", "128"})
     for (const char* blocks : {"8", "16"})
-      walk.candidates.push_back(std::string("morphology.rect_walk=1,morphology.walk_group=") +
-                                group + ",morphology.walk_blocks=" + blocks);
+      for (const char* columns_from : {"16", "15"})
+        walk.candidates.push_back(std::string("morphology.rect_walk=1,morphology.walk_group=") +
+                                  group + ",morphology.walk_blocks=" + blocks +
+                                  ",morphology.walk_columns_min_radius=" + columns_from);
   families.push_back(std::move(walk));
   return families;
 }

@@ -385,6 +385,78 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void morph_rect_walk(MO
     }
   }
 }
+
+// Columns first (morphology.walk_columns_min_radius): a group of WG work-items owns WG input
+// columns, one each, and walks down WALK blocks of RK rows. Each work-item loads a batch's RK rows
+// of its column into registers (all in flight at once) and goes down them (van Herk, as above);
+// the RK column extrema go to one of two __local buffers, so one barrier a batch: the buffer
+// written next was last read before the barrier before. Then each output row's extrema over
+// 2 RX + 1 of them, 4 outputs side by side a job sharing their common 2 RX - 2. A group stores
+// WOUT outputs a row: its WG columns less the 2 RX its windows reach past, in whole float4s.
+// Against the rows-first walk: no staged input rows, no __local row extrema, one barrier a batch
+// in place of three; but 2 RX of every WG columns loaded for no output of their own.
+#define WOUT ((WG - 2 * RX) / 4 * 4)
+#if WOUT >= 4
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void morph_rect_walk_columns(MORPH_ARGS) {
+  __local float4 cols4[2 * RK * WG / 4];
+  const int l = get_local_id(0), bx = get_group_id(0) * WOUT, by = get_group_id(1) * WALK * RK;
+  MORPH_PLANES(get_global_id(2))
+  const int sx = x0 + bx - RX + l;  // this work-item's input column
+  const bool inside = sx < x0 + w + RX;
+  float suffix[RK];
+  for (int b = 0; b <= WALK && by + (b - 1) * RK < h; ++b) {  // b = 0: the first block's top
+    const int first = y0 + by - RY + b * RK;                   // the batch's first input row
+    float v[RK];
+#pragma unroll
+    for (int t = 0; t < RK; ++t)
+      v[t] = inside && first + t < y0 + h + RY ? s[(first + t) * src_pitch + sx] : MORPH_START;
+    if (b > 0) {
+      __local float* out = (__local float*)cols4 + (b & 1) * RK * WG + l;
+      float acc = MORPH_START;
+#pragma unroll
+      for (int t = 0; t < RK; ++t) {  // output t: suffix t and the prefix of rows 0 .. t - 1
+        out[t * WG] = t > 0 ? OP(suffix[t], acc) : suffix[0];
+        acc = OP(acc, v[t]);
+      }
+    }
+    float acc = MORPH_START;
+#pragma unroll
+    for (int t = RK - 1; t >= 0; --t) suffix[t] = acc = OP(acc, v[t]);
+    if (b == 0) continue;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int top = y0 + by + (b - 1) * RK;  // the block's first output row
+    for (int job = l; job < RK * (WOUT / 4); job += WG) {
+      const int r = job / (WOUT / 4), g = job - r * (WOUT / 4);
+      const int y = top + r, x = bx + 4 * g;
+      if (y >= y0 + h || x >= w) continue;
+      const __local float4* p4 = cols4 + ((b & 1) * RK * WG + r * WG + 4 * g) / 4;
+      float p[(2 * RX + 4 + 3) / 4 * 4];  // columns x - RX .. x + 3 + RX
+#pragma unroll
+      for (int t = 0; t < (2 * RX + 4 + 3) / 4; ++t) {
+        const float4 q = p4[t];
+        p[4 * t] = q.x, p[4 * t + 1] = q.y, p[4 * t + 2] = q.z, p[4 * t + 3] = q.w;
+      }
+      float core = MORPH_START;
+#pragma unroll
+      for (int t = 3; t <= 2 * RX; ++t) core = OP(core, p[t]);
+      const float a2 = OP(core, p[2]), a1 = OP(a2, p[1]);
+      const float b1 = OP(core, p[2 * RX + 1]), b2 = OP(b1, p[2 * RX + 2]);
+      float e[4] = {OP(a1, p[0]), OP(a1, p[2 * RX + 1]), OP(a2, b2), OP(b2, p[2 * RX + 3])};
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        if (x + k >= w) break;
+        float val = e[k];
+        if (combine) {
+          const float other_value = o[y * other_pitch + x0 + x + k];
+          val = combine == 1 ? other_value - val : val - other_value;
+        }
+        d[y * dst_pitch + x0 + x + k] = val;
+      }
+    }
+  }
+}
+#endif
+#undef WOUT
 #undef RK
 #undef SEGW
 #undef SEGP

@@ -38,7 +38,8 @@ constexpr int window_auto_max_radius = 7;  // method=auto on GPUs: erode and dil
 constexpr int window_max_radius = 31;      // method=window: elements whose rows fit 64 taps
 // morph_rect_walk (morphology.rect_walk, GPUs): rects to 31x31, the sizes it was measured faster
 // than the lines at; groups of morphology.walk_group columns walk down morphology.walk_blocks
-// blocks of 2 r + 1 rows. Past 31x31 its two arrays of 2 r + 1 registers a work-item and groups
+// blocks of 2 r + 1 rows, from morphology.walk_columns_min_radius columns first
+// (morph_rect_walk_columns). Past 31x31 its two arrays of 2 r + 1 registers a work-item and groups
 // narrowed to fit local memory are untried.
 constexpr int walk_max_radius = 15;
 
@@ -120,7 +121,16 @@ class Morphology : public Filter {
       if (p.line || p.walk) p.vector = 1;
       if (p.walk) {
         walk_blocks_ = int(std::clamp(device.knob_number("morphology.walk_blocks", 8), 1.0, 64.0));
-        walk_group_ = walk_group(device, p);
+        walk_group_ = walk_group(device, p, false);
+        walk_columns_ =
+            std::max(p.rx(), p.ry()) >=
+            device.knob_number("morphology.walk_columns_min_radius", walk_max_radius + 1);
+        // Columns first, a group must reach past its windows' 2 rx columns by 4 outputs.
+        if (walk_columns_) {
+          const size_t group = walk_group(device, p, true);
+          walk_columns_ = group >= 2 * size_t(p.rx()) + 4;
+          if (walk_columns_) walk_group_ = group;
+        }
       }
       std::string line = p.line ? " -D LINE=" + std::to_string(p.line) +
                                       " -D LR=" + std::to_string(p.line == 1 ? p.ry() : p.rx())
@@ -148,7 +158,7 @@ class Morphology : public Filter {
       kernels_.push_back(device.kernel(
           device.build("morphology.cl", source, options, Helpers::border | Helpers::stage),
           p.line                   ? "morph_line"
-          : p.walk                 ? "morph_rect_walk"
+          : p.walk                 ? walk_kernel()
           : p.rect && p.vector > 1 ? "morph_rect_vector"
           : p.vector > 1           ? "morph_pass_vector"
                                    : "morph_pass"));
@@ -189,10 +199,13 @@ class Morphology : public Filter {
       }
       if (p.walk) {  // groups of walk_group_ columns, walk_blocks_ blocks of 2 ry + 1 rows
         const size_t rows = size_t(walk_blocks_) * size_t(2 * p.ry() + 1);
+        // Columns first, a group's outputs are its columns less the 2 rx its windows reach past
+        // them, in whole float4s.
+        const size_t out = walk_columns_ ? (walk_group_ - 2 * size_t(p.rx())) / 4 * 4 : walk_group_;
         stage.launch(kernels_[i],
-                     cl::NDRange((size_t(w) + walk_group_ - 1) / walk_group_ * walk_group_,
+                     cl::NDRange((size_t(w) + out - 1) / out * walk_group_,
                                  (size_t(h) + rows - 1) / rows, c),
-                     cl::NDRange(walk_group_, 1, 1), "morph_rect_walk");
+                     cl::NDRange(walk_group_, 1, 1), walk_kernel());
         continue;
       }
       const size_t items = (size_t(w) + size_t(p.vector) - 1) / size_t(p.vector);
@@ -213,7 +226,8 @@ class Morphology : public Filter {
            (p.window ? "the element in one window, " + windows_[0]->describe()
             : p.line ? std::string("lines at constant cost")
             : p.walk ? "groups of " + std::to_string(walk_group_) +
-                           " columns walking down them (van Herk)"
+                           " columns walking down them (van Herk)" +
+                           (walk_columns_ ? ", columns first" : "")
             : p.rect && p.vector > 1
                 ? "van Herk down the columns, x" + std::to_string(p.vector)
                 : "direct" + (p.vector > 1 ? " x" + std::to_string(p.vector) : ""));
@@ -225,9 +239,14 @@ class Morphology : public Filter {
   Border border_;
   std::string what_;
   int vector_;
-  size_t line_group_ = 64;   // work-items a group of the row line
-  size_t walk_group_ = 128;  // work-items a group of morph_rect_walk
-  int walk_blocks_ = 8;      // blocks of 2 r + 1 rows a group of it walks down
+  size_t line_group_ = 64;     // work-items a group of the row line
+  size_t walk_group_ = 128;    // work-items a group of morph_rect_walk
+  int walk_blocks_ = 8;        // blocks of 2 r + 1 rows a group of it walks down
+  bool walk_columns_ = false;  // the walk columns first (morph_rect_walk_columns)
+
+  const char* walk_kernel() const {
+    return walk_columns_ ? "morph_rect_walk_columns" : "morph_rect_walk";
+  }
 
   // morph_rect_walk's defines: the group, and the next batch's loads issued early up to the
   // tuning's morphology.walk_prefetch_max_radius.
@@ -237,15 +256,18 @@ class Morphology : public Filter {
     return " -D WALK=" + std::to_string(walk_blocks_) + " -D WG=" + std::to_string(walk_group_) +
            (prefetch ? " -D WALK_PREFETCH" : "");
   }
-  // The widest group, morphology.walk_group columns at most (a power of 2), whose staged rows and
-  // row extrema fit local memory.
-  static size_t walk_group(const Device& device, const Pass& p) {
+  // The widest group, morphology.walk_group columns at most (a power of 2), whose __local arrays
+  // fit local memory: the staged rows and their extrema, or columns first, two batches of column
+  // extrema.
+  static size_t walk_group(const Device& device, const Pass& p, bool columns) {
     const size_t k = size_t(2 * p.ry() + 1);
     const double most = std::clamp(device.knob_number("morphology.walk_group", 128), 4.0, 1024.0);
     size_t group = 4;
     while (double(group * 2) <= most) group *= 2;
-    while (group > 4 && k * ((group + 2 * size_t(p.rx()) + 3) / 4 * 4 + group) * sizeof(float) >
-                            device.info().local_mem_bytes - 1024)
+    auto floats = [&](size_t g) {
+      return columns ? 2 * k * g : k * ((g + 2 * size_t(p.rx()) + 3) / 4 * 4 + g);
+    };
+    while (group > 4 && floats(group) * sizeof(float) > device.info().local_mem_bytes - 1024)
       group /= 2;
     return group;
   }
