@@ -310,6 +310,26 @@ inline void walk_store(__local float* seg, const float* v, int l) {
   }
 }
 
+// A row's extrema at 4 outputs side by side from the 2 RX + 4 values (float4s in __local, from
+// p4) their windows cover: the 2 RX - 2 every window holds taken once.
+inline void walk_row4(const __local float4* p4, float* e) {
+  float p[(2 * RX + 4 + 3) / 4 * 4];
+#pragma unroll
+  for (int t = 0; t < (2 * RX + 4 + 3) / 4; ++t) {
+    const float4 v = p4[t];
+    p[4 * t] = v.x, p[4 * t + 1] = v.y, p[4 * t + 2] = v.z, p[4 * t + 3] = v.w;
+  }
+  float core = MORPH_START;  // in every one of the 4 windows: p[3 .. 2 RX] (NaN never wins)
+#pragma unroll
+  for (int t = 3; t <= 2 * RX; ++t) core = OP(core, p[t]);
+  const float a2 = OP(core, p[2]), a1 = OP(a2, p[1]);
+  const float b1 = OP(core, p[2 * RX + 1]), b2 = OP(b1, p[2 * RX + 2]);
+  e[0] = OP(a1, p[0]);
+  e[1] = OP(a1, p[2 * RX + 1]);
+  e[2] = OP(a2, b2);
+  e[3] = OP(b2, p[2 * RX + 3]);
+}
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void morph_rect_walk(MORPH_ARGS) {
   __local float4 seg4[RK * SEGP / 4];
   __local float ext[RK * WG];
@@ -339,23 +359,10 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void morph_rect_walk(MO
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int job = l; job < RK * (WG / 4); job += WG) {
       const int r = job / (WG / 4), g = job - r * (WG / 4);
-      const __local float4* p4 = seg4 + (r * SEGP + 4 * g) / 4;
-      float p[(2 * RX + 4 + 3) / 4 * 4];  // columns bx + 4 g - RX .. bx + 4 g + 3 + RX
+      float e[4];  // columns bx + 4 g .. bx + 4 g + 3
+      walk_row4(seg4 + (r * SEGP + 4 * g) / 4, e);
 #pragma unroll
-      for (int t = 0; t < (2 * RX + 4 + 3) / 4; ++t) {
-        const float4 v = p4[t];
-        p[4 * t] = v.x, p[4 * t + 1] = v.y, p[4 * t + 2] = v.z, p[4 * t + 3] = v.w;
-      }
-      float core = MORPH_START;  // in every one of the 4 windows: p[3 .. 2 RX] (NaN never wins)
-#pragma unroll
-      for (int t = 3; t <= 2 * RX; ++t) core = OP(core, p[t]);
-      const float a2 = OP(core, p[2]), a1 = OP(a2, p[1]);
-      const float b1 = OP(core, p[2 * RX + 1]), b2 = OP(b1, p[2 * RX + 2]);
-      __local float* e = ext + r * WG + 4 * g;
-      e[0] = OP(a1, p[0]);
-      e[1] = OP(a1, p[2 * RX + 1]);
-      e[2] = OP(a2, b2);
-      e[3] = OP(b2, p[2 * RX + 3]);
+      for (int k = 0; k < 4; ++k) ext[r * WG + 4 * g + k] = e[k];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (b == 0) {
@@ -429,19 +436,8 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void morph_rect_walk_co
       const int r = job / (WOUT / 4), g = job - r * (WOUT / 4);
       const int y = top + r, x = bx + 4 * g;
       if (y >= y0 + h || x >= w) continue;
-      const __local float4* p4 = cols4 + ((b & 1) * RK * WG + r * WG + 4 * g) / 4;
-      float p[(2 * RX + 4 + 3) / 4 * 4];  // columns x - RX .. x + 3 + RX
-#pragma unroll
-      for (int t = 0; t < (2 * RX + 4 + 3) / 4; ++t) {
-        const float4 q = p4[t];
-        p[4 * t] = q.x, p[4 * t + 1] = q.y, p[4 * t + 2] = q.z, p[4 * t + 3] = q.w;
-      }
-      float core = MORPH_START;
-#pragma unroll
-      for (int t = 3; t <= 2 * RX; ++t) core = OP(core, p[t]);
-      const float a2 = OP(core, p[2]), a1 = OP(a2, p[1]);
-      const float b1 = OP(core, p[2 * RX + 1]), b2 = OP(b1, p[2 * RX + 2]);
-      float e[4] = {OP(a1, p[0]), OP(a1, p[2 * RX + 1]), OP(a2, b2), OP(b2, p[2 * RX + 3])};
+      float e[4];
+      walk_row4(cols4 + ((b & 1) * RK * WG + r * WG + 4 * g) / 4, e);
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
         if (x + k >= w) break;
