@@ -180,7 +180,67 @@ inline float line_read(const __global float* s, int pitch, int x, int y, int wid
                  : s[y * pitch + x];
 }
 
-#if LINE == 1
+#if LINE == 1 && defined(LINE_WALK)
+// A column walked down (-D LINE_WALK, where LK rows of 64 floats fit local memory): each of a
+// group's 64 work-items owns one column and walks down a segment of blocks of LK outputs (the
+// launch's rows of groups share out the blocks), reading each input row of its segment once. Its
+// column of `held` holds the current block's suffixes; going down the next block, each row's
+// prefix meets the suffix above it for one output, and the row takes the suffix's place, raw;
+// then the block's suffixes are taken in place. No work-item reads another's column: no barriers.
+#define LINE_GROUP 64
+__kernel __attribute__((reqd_work_group_size(LINE_GROUP, 1, 1))) void morph_line(MORPH_ARGS) {
+  __local float held[LK * LINE_GROUP];
+  const int blocks = ((h + LK - 1) / LK + get_global_size(1) - 1) / get_global_size(1);
+  const int i = get_global_id(0), first = get_global_id(1) * blocks * LK;
+  if (i >= w || first >= h) return;
+  const int n = min(blocks * LK, h - first), x = x0 + i, base = y0 + first;
+  const int gy = first_row + base;
+  const bool inside = x >= 0 && x < width && gy - LR >= 0 && gy + n - 1 + LR < image_rows;
+  MORPH_PLANES(get_global_id(2))
+  const int check = checked && !inside;
+  __local float* col = held + get_local_id(0);  // row t of a block at col[t * LINE_GROUP]
+  // Input row r of the segment is row base - LR + r; rows from n + 2 LR on feed no output.
+#define AT(r)                                                                                 \
+  ((r) < n + 2 * LR ? line_read(s, src_pitch, x, base - LR + (r), width, first_row, image_rows, \
+                                mode, value, check)                                           \
+                    : MORPH_START)
+  for (int t0 = 0; t0 < LK; t0 += LINE_CHUNK) {  // block 0, raw
+    float in[LINE_CHUNK];
+#pragma unroll
+    for (int k = 0; k < LINE_CHUNK; ++k) in[k] = t0 + k < LK ? AT(t0 + k) : MORPH_START;
+#pragma unroll
+    for (int k = 0; k < LINE_CHUNK; ++k)
+      if (t0 + k < LK) col[(t0 + k) * LINE_GROUP] = in[k];
+  }
+  for (int q = 0; q * LK < n; ++q) {
+    float acc = MORPH_START;  // the block's suffixes, in place
+    for (int t = LK - 1; t >= 0; --t) col[t * LINE_GROUP] = acc = OP(acc, col[t * LINE_GROUP]);
+    const int next = (q + 1) * LK;  // the next block's first input row
+    acc = MORPH_START;              // its prefix
+    for (int t0 = 0; t0 < LK; t0 += LINE_CHUNK) {
+      float in[LINE_CHUNK], other[LINE_CHUNK];
+#pragma unroll
+      for (int k = 0; k < LINE_CHUNK; ++k) {
+        const int t = t0 + k, j = q * LK + t;  // output j: suffix t and the prefix to t - 1
+        in[k] = t < LK ? AT(next + t) : MORPH_START;
+        other[k] = combine && t < LK && j < n ? o[(base + j) * other_pitch + x] : 0.f;
+      }
+#pragma unroll
+      for (int k = 0; k < LINE_CHUNK; ++k) {
+        const int t = t0 + k, j = q * LK + t;
+        if (t >= LK) break;
+        float v = OP(col[t * LINE_GROUP], acc);
+        acc = OP(acc, in[k]);
+        col[t * LINE_GROUP] = in[k];
+        if (combine) v = combine == 1 ? other[k] - v : v - other[k];
+        if (j < n) d[(base + j) * dst_pitch + x] = v;
+      }
+    }
+  }
+#undef AT
+}
+#undef LINE_GROUP
+#elif LINE == 1
 // A column: work-items side by side along x read side by side; the suffixes go to dst and are
 // read back by the same work-item.
 __kernel void morph_line(MORPH_ARGS) {

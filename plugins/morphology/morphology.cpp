@@ -31,9 +31,15 @@ constexpr int gpu_vector_max_taps = 9;
 // Elements of more rows take their half-widths from a buffer: literal rows make a program's build
 // time grow with the element, far past what a filter can wait for on PoCL.
 constexpr size_t literal_max_rows = 31;
-constexpr int rect_run = 4;                // blocks of 2 r + 1 output rows a morph_rect_vector item
-constexpr int line_from_radius = 3;        // a rect from 7x7 on may take morph_line
-constexpr int gpu_line_from_radius = 4;    // method=auto: lines on GPUs from 9x9
+constexpr int rect_run = 4;              // blocks of 2 r + 1 output rows a morph_rect_vector item
+constexpr int line_from_radius = 3;      // a rect from 7x7 on may take morph_line
+constexpr int gpu_line_from_radius = 4;  // method=auto: lines on GPUs from 9x9
+// The column line walks down segments of whole blocks, morphology.line_walk_rows rows at least
+// (its 2 r halo rows are read twice, by the segment above too; 0: one block a work-item, the
+// suffixes through dst), in groups of 64 columns (morphology.cl's LINE_GROUP), where a group's
+// block takes at most half of local memory: larger ones leave room for too few groups.
+constexpr double line_walk_rows = 200;
+constexpr size_t line_walk_group = 64;
 constexpr int window_auto_max_radius = 7;  // method=auto on GPUs: erode and dilate to 15x15
 constexpr int window_max_radius = 31;      // method=window: elements whose rows fit 64 taps
 // morph_rect_walk (morphology.rect_walk, GPUs): rects to 31x31, the sizes it was measured faster
@@ -66,6 +72,7 @@ struct Pass {
   int ext_x = 0, ext_y = 0;     // how far past the strip this pass computes
   int vector = 1;               // outputs a work-item
   int line = 0;                 // a long line at constant cost (morph_line): 1 a column, 2 a row
+  int line_walk = 0;            // blocks a work-item of a column line walks down (0: one each)
   bool rect = false;            // a whole rect from the input (morph_rect_vector where vectors)
   bool walk = false;            // that rect by groups walking down the columns (morph_rect_walk)
   bool window = false;          // the element on the correlation's kernels (from the input)
@@ -99,7 +106,8 @@ class Morphology : public Filter {
         // (no staged morphology kernel: the passes read few pixels each) one.
         vector_(device.knob("variant") == "direct" && device.knob_number("vector_width", 1) >= 4
                     ? int(device.knob_number("vector_width", 1))
-                    : 1) {
+                    : 1),
+        min_groups_(8 * size_t(std::max(1, device.info().compute_units))) {
     for (Pass& p : passes_) {
       // method=auto: lines on GPUs from 9x9 (rects the walk does not take, and passes after the
       // first), direct reads elsewhere.
@@ -135,6 +143,13 @@ class Morphology : public Filter {
       std::string line = p.line ? " -D LINE=" + std::to_string(p.line) +
                                       " -D LR=" + std::to_string(p.line == 1 ? p.ry() : p.rx())
                                 : "";
+      if (p.line == 1) {  // walking down the columns where a group's block fits local memory
+        const size_t k = size_t(2 * p.ry() + 1);
+        const double rows = device.knob_number("morphology.line_walk_rows", line_walk_rows);
+        if (rows > 0 && 2 * k * line_walk_group * sizeof(float) <= device.info().local_mem_bytes)
+          p.line_walk = std::max(1, int(std::ceil(std::min(rows, 65536.0) / double(k))));
+        if (p.line_walk) line += " -D LINE_WALK";
+      }
       if (p.line == 2) {  // the widest group whose segment and results fit half of local memory
         const size_t k = size_t(2 * p.rx() + 1);
         line_group_ = 64;
@@ -185,7 +200,13 @@ class Morphology : public Filter {
       const size_t c = size_t(stage.channels());
       if (p.line) {  // LK outputs a work-item along the line
         const size_t k = size_t(p.line == 1 ? 2 * p.ry() + 1 : 2 * p.rx() + 1);
-        if (p.line == 1)
+        if (p.line_walk) {  // groups of 64 columns walking down segments of blocks of k rows
+          const size_t groups = (size_t(w) + line_walk_group - 1) / line_walk_group;
+          stage.launch(
+              kernels_[i],
+              cl::NDRange(groups * line_walk_group, line_segments(p, size_t(h), groups * c), c),
+              cl::NDRange(line_walk_group, 1, 1), "morph_line");
+        } else if (p.line == 1)
           stage.launch(kernels_[i],
                        cl::NDRange((size_t(w) + 63) / 64 * 64, (size_t(h) + k - 1) / k, c),
                        cl::NDRange(64, 1, 1), "morph_line");
@@ -224,7 +245,11 @@ class Morphology : public Filter {
     return what_ + ", " + std::to_string(passes_.size()) + " pass" +
            (passes_.size() == 1 ? "" : "es") + ", " +
            (p.window ? "the element in one window, " + windows_[0]->describe()
-            : p.line ? std::string("lines at constant cost")
+            : p.line ? std::string("lines at constant cost") +
+                           (std::any_of(passes_.begin(), passes_.end(),
+                                        [](const Pass& q) { return q.line_walk > 0; })
+                                ? ", the columns walked down"
+                                : "")
             : p.walk ? "groups of " + std::to_string(walk_group_) +
                            " columns walking down them (van Herk)" +
                            (walk_columns_ ? ", columns first" : "")
@@ -239,11 +264,20 @@ class Morphology : public Filter {
   Border border_;
   std::string what_;
   int vector_;
+  // Groups a walking column line keeps in flight at least: 8 a compute unit.
+  size_t min_groups_ = 8;
   size_t line_group_ = 64;     // work-items a group of the row line
   size_t walk_group_ = 128;    // work-items a group of morph_rect_walk
   int walk_blocks_ = 8;        // blocks of 2 r + 1 rows a group of it walks down
   bool walk_columns_ = false;  // the walk columns first (morph_rect_walk_columns)
 
+  // The segments a walking column line's h rows are shared out in: p.line_walk blocks each, but
+  // enough of them for min_groups_ groups, or one block each, of a strip's few rows.
+  size_t line_segments(const Pass& p, size_t h, size_t groups) const {
+    const size_t k = size_t(2 * p.ry() + 1), blocks = (h + k - 1) / k;
+    const size_t wanted = (blocks + size_t(p.line_walk) - 1) / size_t(p.line_walk);
+    return std::min(blocks, std::max(wanted, (min_groups_ + groups - 1) / groups));
+  }
   const char* walk_kernel() const {
     return walk_columns_ ? "morph_rect_walk_columns" : "morph_rect_walk";
   }
