@@ -169,7 +169,8 @@ TEST_CASE("morphology's lines at constant cost give the direct passes' bits", "[
   // The column line walking down segments of whole blocks, at least morphology.line_walk_rows
   // rows (the default; 7 and 20: segments of one block and of several), and one block a
   // work-item (0). A group's block of the 61x61 takes under half of local memory on every device
-  // here.
+  // here. Segments of several blocks need few compute units for an image this small (PoCL): a
+  // GPU's 8 groups a compute unit give each of its 47 rows' blocks a segment of its own.
   const clf::Image in = test::random_image(91, 47, 2, clf::PixelType::f32, 8);
   for (const char* spec : {"morphology:op=dilate,ksize=7", "morphology:op=erode,ksize=31",
                            "morphology:op=blackhat,ksize=9,border=replicate",
