@@ -285,6 +285,12 @@ std::vector<TuneFamily> tune_families(const DeviceInfo& info) {
                                   group + ",morphology.walk_blocks=" + blocks +
                                   ",morphology.walk_columns_min_radius=" + columns_from);
   families.push_back(std::move(walk));
+  // Its lines past 31x31: the rows a work-item of the column line walks down (0: one block each).
+  TuneFamily lines{
+      "column line", {"morphology:op=dilate,ksize=63", "morphology:op=tophat,ksize=41"}, {}};
+  for (const char* rows : {"0", "100", "200", "400"})
+    lines.candidates.push_back(std::string("morphology.line_walk_rows=") + rows);
+  families.push_back(std::move(lines));
   return families;
 }
 
