@@ -194,8 +194,8 @@ TEST_CASE("morphology's lines at constant cost give the direct passes' bits", "[
 }
 
 TEST_CASE("a rect by groups walking down the columns gives the direct passes' bits", "[layout]") {
-  // morphology.rect_walk (GPUs' default): the first erode or dilate of a rect from 9x9 to 31x31 in
-  // one pass; later passes read temp planes. Radii to 8 issue the next batch's loads early (the
+  // morphology.rect_walk (GPUs' default): the first erode or dilate of a rect from 9x9 to
+  // morphology.walk_max_radius (47x47 here) in one pass; later passes read temp planes. Radii to 8 issue the next batch's loads early (the
   // default morphology.walk_prefetch_max_radius), larger ones wait for each batch's. Widths that
   // leave a group part empty, strips lower than a block, and 2 channels; the default groups (128
   // columns, 8 blocks) and narrow, short ones (morphology.walk_group, walk_blocks); rows first and
@@ -211,13 +211,15 @@ TEST_CASE("a rect by groups walking down the columns gives the direct passes' bi
         "morphology:op=erode,ksize=31,border=constant,border_value=2",
         "morphology:op=open,ksize=11,border=reflect", "morphology:op=tophat,ksize=17",
         "morphology:op=gradient,ksize=9,border=wrap", "morphology:op=erode,ksize=5,iterations=5",
-        "morphology:op=dilate,ksize=25,border=replicate"}) {
+        "morphology:op=dilate,ksize=25,border=replicate",
+        "morphology:op=dilate,ksize=47,border=reflect101"}) {
     INFO(spec);
     const clf::Image direct = test::run_chain({std::string(spec) + ",method=direct"}, in);
     for (const Walk& walk : walks) {
       INFO("walk_group " << walk.group << ", walk_blocks " << walk.blocks
                          << ", walk_columns_min_radius " << walk.columns_from);
       KnobScope scope({{"morphology.rect_walk", "1"},
+                       {"morphology.walk_max_radius", "23"},
                        {"morphology.walk_group", walk.group},
                        {"morphology.walk_blocks", walk.blocks},
                        {"morphology.walk_columns_min_radius", walk.columns_from}});

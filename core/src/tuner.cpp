@@ -285,6 +285,12 @@ std::vector<TuneFamily> tune_families(const DeviceInfo& info) {
                                   group + ",morphology.walk_blocks=" + blocks +
                                   ",morphology.walk_columns_min_radius=" + columns_from);
   families.push_back(std::move(walk));
+  // The largest rect it takes, the lines past it: where its groups start to narrow, on 48 KiB.
+  TuneFamily reach{
+      "rect walk reach", {"morphology:op=dilate,ksize=41", "morphology:op=erode,ksize=47"}, {}};
+  for (const char* radius : {"15", "20", "23"})
+    reach.candidates.push_back(std::string("morphology.walk_max_radius=") + radius);
+  families.push_back(std::move(reach));
   // Its lines past 31x31: the rows a work-item of the column line walks down (0: one block each).
   TuneFamily lines{
       "column line", {"morphology:op=dilate,ksize=63", "morphology:op=tophat,ksize=41"}, {}};

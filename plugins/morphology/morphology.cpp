@@ -3,7 +3,7 @@
 // (morphology.cl), each a min or max over horizontal segments: an ellipse or a cross as its rows
 // (morph_pass, morph_pass_vector); a rect from 5x5 on as a row pass and a column pass (on GPUs
 // from 9x9 at a constant cost, morph_line), or read from the input as one pass with van Herk down
-// the columns (CPUs: morph_rect_vector; GPUs from 9x9 to 31x31: morph_rect_walk, the tuning's
+// the columns (CPUs: morph_rect_vector; GPUs from 9x9 to 47x47: morph_rect_walk, the tuning's
 // morphology.rect_walk). Passes after the first read temp planes and apply
 // the border rule themselves, so open and close fuse on the device and give OpenCV's results at
 // the edges, the border applied before every erode and dilate. An erode or dilate of one element
@@ -42,11 +42,10 @@ constexpr double line_walk_rows = 200;
 constexpr size_t line_walk_group = 64;
 constexpr int window_auto_max_radius = 7;  // method=auto on GPUs: erode and dilate to 15x15
 constexpr int window_max_radius = 31;      // method=window: elements whose rows fit 64 taps
-// morph_rect_walk (morphology.rect_walk, GPUs): rects to 31x31, the sizes it was measured faster
-// than the lines at; groups of morphology.walk_group columns walk down morphology.walk_blocks
-// blocks of 2 r + 1 rows, from morphology.walk_columns_min_radius columns first
-// (morph_rect_walk_columns). Past 31x31 its two arrays of 2 r + 1 registers a work-item and groups
-// narrowed to fit local memory are untried.
+// morph_rect_walk (morphology.rect_walk, GPUs): rects to radius morphology.walk_max_radius (the
+// tuning; 15 where it says nothing); groups of morphology.walk_group columns walk down
+// morphology.walk_blocks blocks of 2 r + 1 rows, from morphology.walk_columns_min_radius columns
+// first (morph_rect_walk_columns).
 constexpr int walk_max_radius = 15;
 
 // A structuring element as half-widths per row: row dy (of -r..r) covers dx in [-w, w].
@@ -426,7 +425,7 @@ class MorphologyFactory : public FilterFactory {
                           "cost per pixel whatever its length (van Herk / Gil-Werman); window: "
                           "erode and dilate of one element up to 63x63 in one pass on the 2-D "
                           "correlation's kernels, a min or max for the multiply-add; auto: on "
-                          "GPUs a rect from 9x9 to 31x31 read from the input in one pass of "
+                          "GPUs a rect from 9x9 to 47x47 read from the input in one pass of "
                           "groups walking down the columns, window for other erodes and dilates "
                           "up to 15x15, lines for larger rects and other operations from 9x9, "
                           "else direct (faster on CPUs, in SIMD vectors)")
@@ -457,9 +456,10 @@ class MorphologyFactory : public FilterFactory {
         (op == "erode" || op == "dilate") && (shape == "rect" || iterations == 1);
     // morphology.rect_walk (GPUs): a rect from 9x9 read from the input, in one pass of groups
     // walking down the columns (before the window, which reads every tap).
-    const bool rect_walk = device.knob_number("morphology.rect_walk", 0) != 0 && method == "auto" &&
-                           shape == "rect" && element_radius >= gpu_line_from_radius &&
-                           element_radius <= walk_max_radius;
+    const bool rect_walk =
+        device.knob_number("morphology.rect_walk", 0) != 0 && method == "auto" && shape == "rect" &&
+        element_radius >= gpu_line_from_radius &&
+        element_radius <= device.knob_number("morphology.walk_max_radius", walk_max_radius);
     const bool window =
         one_element &&
         (method == "window" ? element_radius <= window_max_radius
