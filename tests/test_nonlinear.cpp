@@ -195,12 +195,13 @@ TEST_CASE("morphology's lines at constant cost give the direct passes' bits", "[
 
 TEST_CASE("a rect by groups walking down the columns gives the direct passes' bits", "[layout]") {
   // morphology.rect_walk (GPUs' default): the first erode or dilate of a rect from 9x9 to
-  // morphology.walk_max_radius (47x47 here) in one pass; later passes read temp planes. Radii to 8 issue the next batch's loads early (the
-  // default morphology.walk_prefetch_max_radius), larger ones wait for each batch's. Widths that
-  // leave a group part empty, strips lower than a block, and 2 channels; the default groups (128
-  // columns, 8 blocks) and narrow, short ones (morphology.walk_group, walk_blocks); rows first and
-  // columns first (morphology.walk_columns_min_radius 0), which a 32-column group leaves to rows
-  // first past 29x29 (it reaches 2 r columns past its outputs).
+  // morphology.walk_max_radius (47x47 here) in one pass; later passes read temp planes. Radii to 8
+  // issue the next batch's loads early (the default morphology.walk_prefetch_max_radius), larger
+  // ones wait for each batch's. Widths that leave a group part empty, strips lower than a block, and
+  // 2 channels; the default groups (128 columns, 8 blocks) and narrow, short ones
+  // (morphology.walk_group, walk_blocks); rows first and columns first
+  // (morphology.walk_columns_min_radius 0), which a 32-column group leaves to rows first past 29x29
+  // (it reaches 2 r columns past its outputs).
   const clf::Image in = test::random_image(141, 75, 2, clf::PixelType::f32, 12);
   struct Walk {
     const char *group, *blocks, *columns_from;
