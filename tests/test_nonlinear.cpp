@@ -242,6 +242,11 @@ TEST_CASE("a rect by groups walking down the columns gives the direct passes' bi
       }
     }
   }
+  // Past morphology.walk_max_radius the rect is not walked.
+  KnobScope scope({{"morphology.rect_walk", "1"}, {"morphology.walk_max_radius", "23"}});
+  clf::Pipeline past(test::device());
+  past.add(test::registry(), "morphology:op=dilate,ksize=49");
+  CHECK_THAT(past.filter(0).describe(), !Catch::Contains("walking down"));
 }
 
 TEST_CASE(
