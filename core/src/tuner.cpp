@@ -291,7 +291,8 @@ std::vector<TuneFamily> tune_families(const DeviceInfo& info) {
   for (const char* radius : {"15", "20", "23"})
     reach.candidates.push_back(std::string("morphology.walk_max_radius=") + radius);
   families.push_back(std::move(reach));
-  // Its lines past 31x31: the rows a work-item of the column line walks down (0: one block each).
+  // Its lines past the walk's reach and after a first pass: the rows a work-item of the column
+  // line walks down (0: one block each).
   TuneFamily lines{
       "column line", {"morphology:op=dilate,ksize=63", "morphology:op=tophat,ksize=41"}, {}};
   for (const char* rows : {"0", "100", "200", "400"})
