@@ -47,6 +47,10 @@ constexpr int window_max_radius = 31;      // method=window: elements whose rows
 // morphology.walk_blocks blocks of 2 r + 1 rows, from morphology.walk_columns_min_radius columns
 // first (morph_rect_walk_columns).
 constexpr int walk_max_radius = 15;
+// The largest radius the walk takes on `device`; columns first defaults to past it (never).
+double walk_reach(const Device& device) {
+  return device.knob_number("morphology.walk_max_radius", walk_max_radius);
+}
 
 // A structuring element as half-widths per row: row dy (of -r..r) covers dx in [-w, w].
 using Segments = std::vector<int>;
@@ -131,7 +135,7 @@ class Morphology : public Filter {
         walk_group_ = walk_group(device, p, false);
         walk_columns_ =
             std::max(p.rx(), p.ry()) >=
-            device.knob_number("morphology.walk_columns_min_radius", walk_max_radius + 1);
+            device.knob_number("morphology.walk_columns_min_radius", walk_reach(device) + 1);
         // Columns first, a group must reach past its windows' 2 rx columns by 4 outputs.
         if (walk_columns_) {
           const size_t group = walk_group(device, p, true);
@@ -456,10 +460,9 @@ class MorphologyFactory : public FilterFactory {
         (op == "erode" || op == "dilate") && (shape == "rect" || iterations == 1);
     // morphology.rect_walk (GPUs): a rect from 9x9 read from the input, in one pass of groups
     // walking down the columns (before the window, which reads every tap).
-    const bool rect_walk =
-        device.knob_number("morphology.rect_walk", 0) != 0 && method == "auto" && shape == "rect" &&
-        element_radius >= gpu_line_from_radius &&
-        element_radius <= device.knob_number("morphology.walk_max_radius", walk_max_radius);
+    const bool rect_walk = device.knob_number("morphology.rect_walk", 0) != 0 && method == "auto" &&
+                           shape == "rect" && element_radius >= gpu_line_from_radius &&
+                           element_radius <= walk_reach(device);
     const bool window =
         one_element &&
         (method == "window" ? element_radius <= window_max_radius
