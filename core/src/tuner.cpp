@@ -66,6 +66,14 @@ std::vector<std::string> separable_candidates(const DeviceInfo& info) {
   return all;
 }
 
+// A family that tries one knob at each of `values`.
+TuneFamily knob_family(std::string name, std::vector<std::string> workloads,
+                       const std::string& knob, std::initializer_list<const char*> values) {
+  TuneFamily family{std::move(name), std::move(workloads), {}};
+  for (const char* value : values) family.candidates.push_back(knob + "=" + value);
+  return family;
+}
+
 // "NAME=VALUE,..." as pairs (apply_tuning_text's rule).
 std::vector<std::pair<std::string, std::string>> pairs_of(const std::string& text) {
   std::vector<std::pair<std::string, std::string>> pairs;
@@ -286,18 +294,14 @@ std::vector<TuneFamily> tune_families(const DeviceInfo& info) {
                                   ",morphology.walk_columns_min_radius=" + columns_from);
   families.push_back(std::move(walk));
   // The largest rect it takes, the lines past it: where its groups start to narrow, on 48 KiB.
-  TuneFamily reach{
-      "rect walk reach", {"morphology:op=dilate,ksize=41", "morphology:op=erode,ksize=47"}, {}};
-  for (const char* radius : {"15", "20", "23"})
-    reach.candidates.push_back(std::string("morphology.walk_max_radius=") + radius);
-  families.push_back(std::move(reach));
+  families.push_back(knob_family("rect walk reach",
+                                 {"morphology:op=dilate,ksize=41", "morphology:op=erode,ksize=47"},
+                                 "morphology.walk_max_radius", {"15", "20", "23"}));
   // Its lines past the walk's reach and after a first pass: the rows a work-item of the column
   // line walks down (0: one block each).
-  TuneFamily lines{
-      "column line", {"morphology:op=dilate,ksize=63", "morphology:op=tophat,ksize=41"}, {}};
-  for (const char* rows : {"0", "100", "200", "400"})
-    lines.candidates.push_back(std::string("morphology.line_walk_rows=") + rows);
-  families.push_back(std::move(lines));
+  families.push_back(knob_family("column line",
+                                 {"morphology:op=dilate,ksize=63", "morphology:op=tophat,ksize=41"},
+                                 "morphology.line_walk_rows", {"0", "100", "200", "400"}));
   return families;
 }
 
