@@ -443,17 +443,19 @@ ColumnsTiling ColumnsTiling::choose(const Device& device, int rx, int ry, bool c
   if (!pick) return {};
   // The width a power of 2 from 8 to 256 float4s, 2 work-items each, with at least one pair of
   // output columns past its halo; whole batches of `rows` a group; the two batch buffers within
-  // local memory (1 KiB left for the runtime), twice over with the centres, in batches halved
-  // until they fit.
+  // local memory (1 KiB left for the runtime), twice over with the centres, in batches cut to
+  // the most rows that fit.
   const int width = pick->width / 4, out = width - plane_margin(rx) / 2;
   if (width < 8 || width > 256 || (width & (width - 1)) != 0 || out < 2) return {};
   const uint64_t local = device.info().local_mem_bytes, room = local > 1024 ? local - 1024 : 0;
   const uint64_t row_bytes = (centres ? 2 : 1) * 2 * uint64_t(width + 4) * 16;
   int rows = std::max(1, pick->rows);
-  while (centres && rows > 1 && uint64_t(rows) * row_bytes > room) rows /= 2;
+  if (centres) rows = int(std::clamp<uint64_t>(room / row_bytes, 1, uint64_t(rows)));
   if (uint64_t(rows) * row_bytes > room || size_t(2 * width) > device.info().max_work_group_size)
     return {};
-  return {width, rows, std::max(rows, tuning.separable_columns_tile_rows / rows * rows), out};
+  // The tile the whole batches nearest the tuning's rows.
+  const int batches = std::max(1, (tuning.separable_columns_tile_rows + rows / 2) / rows);
+  return {width, rows, batches * rows, out};
 }
 
 std::string ColumnsTiling::defines() const {

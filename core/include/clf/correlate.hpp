@@ -72,7 +72,7 @@ struct ColumnsTiling {
   // The tuning's entry for radii rx, ry where it fits the device (a power of 2 from 8 to 256
   // float4s with a pair of output columns past the halo, its two batch buffers in local memory);
   // width 0 where none applies. With `centres` (an epilogue) the batches also keep the input at
-  // their outputs' places, and are halved until both fit.
+  // their outputs' places, in batches of the most rows (to the entry's) that both fit.
   static ColumnsTiling choose(const Device& device, int rx, int ry, bool centres = false);
   explicit operator bool() const { return width > 0; }
   size_t items() const { return 2 * size_t(width); }  // work-items of a group
