@@ -170,16 +170,23 @@ TEST_CASE("morphology's lines at constant cost give the direct passes' bits", "[
   // rows (the default; 7 and 20: segments of one block and of several), and one block a
   // work-item (0). A group's block of the 61x61 takes under half of local memory on every device
   // here. Segments of several blocks need few compute units for an image this small (PoCL): a
-  // GPU's 8 groups a compute unit give each of its 47 rows' blocks a segment of its own.
+  // GPU's 8 groups a compute unit give each of its 47 rows' blocks a segment of its own. Groups
+  // of 64 columns and of 32 (morphology.line_walk_group 32; by default where 64 do not fit).
   const clf::Image in = test::random_image(91, 47, 2, clf::PixelType::f32, 8);
+  struct Lines {
+    const char *rows, *group;
+  };
   for (const char* spec : {"morphology:op=dilate,ksize=7", "morphology:op=erode,ksize=31",
                            "morphology:op=blackhat,ksize=9,border=replicate",
                            "morphology:op=open,ksize=61,border=reflect"}) {
     INFO(spec);
     const clf::Image direct = test::run_chain({std::string(spec) + ",method=direct"}, in);
-    for (const char* rows : {"200", "7", "20", "0"}) {
-      INFO("morphology.line_walk_rows " << rows);
-      KnobScope scope({{"morphology.line_walk_rows", rows}});
+    for (const Lines lines : {Lines{"200", "64"}, Lines{"7", "32"}, Lines{"20", "32"},
+                              Lines{"20", "64"}, Lines{"0", "64"}}) {
+      const char* rows = lines.rows;
+      INFO("morphology.line_walk_rows " << rows << ", line_walk_group " << lines.group);
+      KnobScope scope(
+          {{"morphology.line_walk_rows", rows}, {"morphology.line_walk_group", lines.group}});
       clf::Pipeline p(test::device());
       p.add(test::registry(), std::string(spec) + ",method=line");
       CHECK((p.filter(0).describe().find("columns walked down") != std::string::npos) ==
@@ -197,8 +204,8 @@ TEST_CASE("a rect by groups walking down the columns gives the direct passes' bi
   // morphology.rect_walk (GPUs' default): the first erode or dilate of a rect from 9x9 to
   // morphology.walk_max_radius (47x47 here) in one pass; later passes read temp planes. Radii to 8
   // issue the next batch's loads early (the default morphology.walk_prefetch_max_radius), larger
-  // ones wait for each batch's. Widths that leave a group part empty, strips lower than a block, and
-  // 2 channels; the default groups (128 columns, 8 blocks) and narrow, short ones
+  // ones wait for each batch's. Widths that leave a group part empty, strips lower than a block,
+  // and 2 channels; the default groups (128 columns, 8 blocks) and narrow, short ones
   // (morphology.walk_group, walk_blocks); rows first and columns first
   // (morphology.walk_columns_min_radius 0), which a 32-column group leaves to rows first past 29x29
   // (it reaches 2 r columns past its outputs).

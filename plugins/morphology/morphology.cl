@@ -181,14 +181,13 @@ inline float line_read(const __global float* s, int pitch, int x, int y, int wid
 }
 
 #if LINE == 1 && defined(LINE_WALK)
-// A column walked down (-D LINE_WALK, where LK rows of 64 floats take at most half of local
-// memory): each of a group's 64 work-items owns one column and walks down a segment of blocks of
-// LK outputs (the launch's rows of groups share out the blocks), reading each input row of its
-// segment once. Its column of `held` holds the current block's suffixes; going down the next
-// block, each row's prefix meets the suffix above it for one output, and the row takes the
-// suffix's place, raw; then the block's suffixes are taken in place. No work-item reads another's
-// column: no barriers.
-#define LINE_GROUP 64
+// A column walked down (-D LINE_WALK, where LK rows of LINE_GROUP floats, 64 or 32, take at most
+// half of local memory): each of a group's work-items owns one column and walks down a segment of
+// blocks of LK outputs (the launch's rows of groups share out the blocks), reading each input row
+// of its segment once. Its column of `held` holds the current block's suffixes; going down the
+// next block, each row's prefix meets the suffix above it for one output, and the row takes the
+// suffix's place, raw; then the block's suffixes are taken in place. No work-item reads
+// another's column: no barriers.
 __kernel __attribute__((reqd_work_group_size(LINE_GROUP, 1, 1))) void morph_line(MORPH_ARGS) {
   __local float held[LK * LINE_GROUP];
   const int blocks = ((h + LK - 1) / LK + get_global_size(1) - 1) / get_global_size(1);

@@ -36,10 +36,18 @@ constexpr int line_from_radius = 3;      // a rect from 7x7 on may take morph_li
 constexpr int gpu_line_from_radius = 4;  // method=auto: lines on GPUs from 9x9
 // The column line walks down segments of whole blocks, morphology.line_walk_rows rows at least
 // (its 2 r halo rows are read twice, by the segment above too; 0: one block a work-item, the
-// suffixes through dst), in groups of 64 columns (morphology.cl's LINE_GROUP), where a group's
-// block takes at most half of local memory: larger ones leave room for too few groups.
+// suffixes through dst), in groups of morphology.line_walk_group columns (64; morphology.cl's
+// LINE_GROUP), or 32 where only so a group's block takes at most half of local memory: larger
+// blocks leave room for too few groups.
 constexpr double line_walk_rows = 200;
-constexpr size_t line_walk_group = 64;
+// The columns of a walking column line's group for blocks of k rows: 0 where none fits.
+size_t column_walk_group(const Device& device, size_t k) {
+  const double most = device.knob_number("morphology.line_walk_group", 64);
+  for (const size_t group : {64, 32})
+    if (double(group) <= most && 2 * k * group * sizeof(float) <= device.info().local_mem_bytes)
+      return group;
+  return 0;
+}
 constexpr int window_auto_max_radius = 7;  // method=auto on GPUs: erode and dilate to 15x15
 constexpr int window_max_radius = 31;      // method=window: elements whose rows fit 64 taps
 // morph_rect_walk (morphology.rect_walk, GPUs): rects to radius morphology.walk_max_radius (the
@@ -76,6 +84,7 @@ struct Pass {
   int vector = 1;               // outputs a work-item
   int line = 0;                 // a long line at constant cost (morph_line): 1 a column, 2 a row
   int line_walk = 0;            // blocks a work-item of a column line walks down (0: one each)
+  size_t column_group = 0;      // columns a group of that walking column line
   bool rect = false;            // a whole rect from the input (morph_rect_vector where vectors)
   bool walk = false;            // that rect by groups walking down the columns (morph_rect_walk)
   bool window = false;          // the element on the correlation's kernels (from the input)
@@ -149,9 +158,10 @@ class Morphology : public Filter {
       if (p.line == 1) {  // walking down the columns where a group's block fits local memory
         const size_t k = size_t(2 * p.ry() + 1);
         const double rows = device.knob_number("morphology.line_walk_rows", line_walk_rows);
-        if (rows > 0 && 2 * k * line_walk_group * sizeof(float) <= device.info().local_mem_bytes)
+        p.column_group = column_walk_group(device, k);
+        if (rows > 0 && p.column_group > 0)
           p.line_walk = std::max(1, int(std::ceil(std::min(rows, 65536.0) / double(k))));
-        if (p.line_walk) line += " -D LINE_WALK";
+        if (p.line_walk) line += " -D LINE_WALK -D LINE_GROUP=" + std::to_string(p.column_group);
       }
       if (p.line == 2) {  // the widest group whose segment and results fit half of local memory
         const size_t k = size_t(2 * p.rx() + 1);
@@ -203,12 +213,12 @@ class Morphology : public Filter {
       const size_t c = size_t(stage.channels());
       if (p.line) {  // LK outputs a work-item along the line
         const size_t k = size_t(p.line == 1 ? 2 * p.ry() + 1 : 2 * p.rx() + 1);
-        if (p.line_walk) {  // groups of 64 columns walking down segments of blocks of k rows
-          const size_t groups = (size_t(w) + line_walk_group - 1) / line_walk_group;
-          stage.launch(
-              kernels_[i],
-              cl::NDRange(groups * line_walk_group, line_segments(p, size_t(h), groups * c), c),
-              cl::NDRange(line_walk_group, 1, 1), "morph_line");
+        if (p.line_walk) {  // groups of 64 or 32 columns walking down segments of blocks of k rows
+          const size_t group = p.column_group;
+          const size_t groups = (size_t(w) + group - 1) / group;
+          stage.launch(kernels_[i],
+                       cl::NDRange(groups * group, line_segments(p, size_t(h), groups * c), c),
+                       cl::NDRange(group, 1, 1), "morph_line");
         } else if (p.line == 1)
           stage.launch(kernels_[i],
                        cl::NDRange((size_t(w) + 63) / 64 * 64, (size_t(h) + k - 1) / k, c),
