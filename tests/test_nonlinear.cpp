@@ -407,6 +407,14 @@ TEST_CASE("unsharp in the blur's single pass equals the blur and the combine, ev
         test::VariantScope scope(clf::Variant::direct, 1);
         want = test::run_chain({spec}, in);
       }
+      // The layout in scope: the composed result, and the same bits in strips of one row.
+      const auto check_layout = [&] {
+        const clf::Image whole = test::run_chain({spec}, in);
+        CHECK(largest_difference(whole, want) <= 1e-5);
+        clf::RunOptions strips;
+        strips.strip_rows = 1;
+        CHECK(test::identical(test::run_chain({spec}, in, strips), whole));
+      };
       int fused = 0;
       for (const auto& layout : test::layouts()) {
         INFO(spec << " x" << channels << " " << layout.name);
@@ -415,14 +423,11 @@ TEST_CASE("unsharp in the blur's single pass equals the blur and the combine, ev
         clf::Pipeline p(test::device());
         p.add(test::registry(), spec);
         fused += p.filter(0).describe().find("in the blur's pass") != std::string::npos;
-        const clf::Image whole = test::run_chain({spec}, in);
-        CHECK(largest_difference(whole, want) <= 1e-5);
-        clf::RunOptions strips;
-        strips.strip_rows = 1;
-        CHECK(test::identical(test::run_chain({spec}, in, strips), whole));
+        check_layout();
       }
       CHECK(fused >= 2);  // the tiled rows-first and columns-first passes at least
       {  // columns first in batches of 3 rows, as local memory cuts an entry's to the most that fit
+        INFO(spec << " x" << channels << " columns first, batches of 3 rows");
         test::VariantScope scope(clf::Variant::tiled, 0, -1, true);
         clf::Tuning t = test::device()->tuning();
         t.separable_columns = {{0, 64, 3}};
@@ -430,11 +435,7 @@ TEST_CASE("unsharp in the blur's single pass equals the blur and the combine, ev
         clf::Pipeline p(test::device());
         p.add(test::registry(), spec);
         CHECK(p.filter(0).describe().find("columns first") != std::string::npos);
-        const clf::Image whole = test::run_chain({spec}, in);
-        CHECK(largest_difference(whole, want) <= 1e-5);
-        clf::RunOptions strips;
-        strips.strip_rows = 1;
-        CHECK(test::identical(test::run_chain({spec}, in, strips), whole));
+        check_layout();
       }
     }
   }
