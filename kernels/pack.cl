@@ -38,32 +38,53 @@ inline void clf_unpack_halo(const __global pixel_t* src, int width, int y, int c
                                     : LOAD(src, ((size_t)y * width + from) * channels + c);
 }
 
+// CLF_ROWS rows a work-item (global y = rows / CLF_ROWS, rounded up), every row's loads issued
+// before the first store: more bytes in flight a work-item, fewer groups to schedule.
+#if !defined(CLF_ROWS)
+#define CLF_ROWS 1
+#endif
+#define CLF_ROWS_END(y0, rows) min((y0) + CLF_ROWS, (rows))
+
 __kernel void clf_unpack(__global const pixel_t* src, ulong src_offset, int width, int rows,
                          int channels, __global float* dst, int dst_origin, int dst_pitch,
                          int dst_plane, __global const pixel_t* shared, ulong shared_offset,
                          int shared_rows, int hx, int mode, float value) {
-  const int x = get_global_id(0), y = get_global_id(1);
-  if (y >= rows) return;
-  src = y < shared_rows ? shared + shared_offset : src + src_offset;
+  const int x = get_global_id(0), y0 = get_global_id(1) * CLF_ROWS;
+  if (y0 >= rows) return;
   if (x >= width) {
-    clf_unpack_halo(src, width, y, channels, dst, dst_origin, dst_pitch, dst_plane, x - width, hx,
-                    mode, value);
+    for (int y = y0; y < CLF_ROWS_END(y0, rows); ++y)
+      clf_unpack_halo(y < shared_rows ? shared + shared_offset : src + src_offset, width, y,
+                      channels, dst, dst_origin, dst_pitch, dst_plane, x - width, hx, mode, value);
     return;
   }
-  const int in = (y * width + x) * channels;
-  const int out = dst_origin + y * dst_pitch + x;
-  for (int c = 0; c < channels; ++c) dst[out + c * dst_plane] = LOAD(src, in + c);
+  float v[CLF_ROWS * CLF_CHANNELS];
+#pragma unroll
+  for (int r = 0; r < CLF_ROWS; ++r) {
+    const int y = min(y0 + r, rows - 1);  // past the last row: that row again, not stored
+    const __global pixel_t* s = (y < shared_rows ? shared + shared_offset : src + src_offset) +
+                                ((size_t)y * width + x) * CLF_CHANNELS;
+    for (int c = 0; c < CLF_CHANNELS; ++c) v[r * CLF_CHANNELS + c] = LOAD(s, c);
+  }
+  for (int r = 0; r < CLF_ROWS && y0 + r < rows; ++r)
+    for (int c = 0; c < CLF_CHANNELS; ++c)
+      dst[dst_origin + (y0 + r) * dst_pitch + x + c * dst_plane] = v[r * CLF_CHANNELS + c];
 }
 
 // Channel planes -> interleaved rows in the native type.
 __kernel void clf_pack(__global const float* src, int src_origin, int src_pitch, int src_plane,
                        __global pixel_t* dst, ulong dst_offset, int width, int rows, int channels) {
-  const int x = get_global_id(0), y = get_global_id(1);
-  if (x >= width || y >= rows) return;
+  const int x = get_global_id(0), y0 = get_global_id(1) * CLF_ROWS;
+  if (x >= width || y0 >= rows) return;
+  float v[CLF_ROWS * CLF_CHANNELS];
+#pragma unroll
+  for (int r = 0; r < CLF_ROWS; ++r) {
+    const int in = src_origin + min(y0 + r, rows - 1) * src_pitch + x;
+    for (int c = 0; c < CLF_CHANNELS; ++c) v[r * CLF_CHANNELS + c] = src[in + c * src_plane];
+  }
   dst += dst_offset;
-  const int in = src_origin + y * src_pitch + x;
-  const int out = (y * width + x) * channels;
-  for (int c = 0; c < channels; ++c) STORE(dst, out + c, src[in + c * src_plane]);
+  for (int r = 0; r < CLF_ROWS && y0 + r < rows; ++r)
+    for (int c = 0; c < CLF_CHANNELS; ++c)
+      STORE(dst, ((size_t)(y0 + r) * width + x) * CLF_CHANNELS + c, v[r * CLF_CHANNELS + c]);
 }
 
 #ifdef VW
@@ -144,44 +165,72 @@ inline void clf_join(const __global float* s, int plane, __global pixel_t* d) {
 }
 
 // Rows of CLF_CHANNELS channels, VW pixels per work-item; the row's partial tail one pixel at a
-// time. Arguments as clf_unpack's and clf_pack's.
+// time. Arguments as clf_unpack's and clf_pack's; CLF_ROWS rows a work-item as theirs (one
+// channel: every row's vector loaded before the first store).
+#define CLF_ROW_SRC(y) ((y) < shared_rows ? shared + shared_offset : src + src_offset)
 __kernel void clf_unpackv(__global const pixel_t* src, ulong src_offset, int width, int rows,
                           int channels, __global float* dst, int dst_origin, int dst_pitch,
                           int dst_plane, __global const pixel_t* shared, ulong shared_offset,
                           int shared_rows, int hx, int mode, float value) {
   const int item = get_global_id(0), items = (width + VW - 1) / VW, x0 = item * VW;
-  const int y = get_global_id(1);
-  if (y >= rows) return;
-  const __global pixel_t* row_src = y < shared_rows ? shared + shared_offset : src + src_offset;
+  const int y0 = get_global_id(1) * CLF_ROWS;
+  if (y0 >= rows) return;
   if (item >= items) {
-    clf_unpack_halo(row_src, width, y, CLF_CHANNELS, dst, dst_origin, dst_pitch, dst_plane,
-                    item - items, hx, mode, value);
+    for (int y = y0; y < CLF_ROWS_END(y0, rows); ++y)
+      clf_unpack_halo(CLF_ROW_SRC(y), width, y, CLF_CHANNELS, dst, dst_origin, dst_pitch,
+                      dst_plane, item - items, hx, mode, value);
     return;
   }
-  const __global pixel_t* s = row_src + ((size_t)y * width + x0) * CLF_CHANNELS;
-  __global float* d = dst + dst_origin + y * dst_pitch + x0;
+  __global float* d = dst + dst_origin + x0;
   if (x0 + VW <= width) {
-    clf_split(s, d, dst_plane);
-  } else {
+#if CLF_CHANNELS == 1
+    clf_pfloatv v[CLF_ROWS];
+#pragma unroll
+    for (int r = 0; r < CLF_ROWS; ++r) {
+      const int y = min(y0 + r, rows - 1);
+      v[r] = VLOAD(0, CLF_ROW_SRC(y) + (size_t)y * width + x0);
+    }
+    for (int r = 0; r < CLF_ROWS && y0 + r < rows; ++r)
+      CLF_CAT(vstore, VW)(v[r], 0, d + (y0 + r) * dst_pitch);
+#else
+    for (int y = y0; y < CLF_ROWS_END(y0, rows); ++y)
+      clf_split(CLF_ROW_SRC(y) + ((size_t)y * width + x0) * CLF_CHANNELS, d + y * dst_pitch,
+                dst_plane);
+#endif
+    return;
+  }
+  for (int y = y0; y < CLF_ROWS_END(y0, rows); ++y)
     for (int k = 0; k < width - x0; ++k)
       for (int ch = 0; ch < CLF_CHANNELS; ++ch)
-        d[k + ch * dst_plane] = LOAD(s, CLF_CHANNELS * k + ch);
-  }
+        d[y * dst_pitch + k + ch * dst_plane] =
+            LOAD(CLF_ROW_SRC(y), ((size_t)y * width + x0 + k) * CLF_CHANNELS + ch);
 }
 
 __kernel void clf_packv(__global const float* src, int src_origin, int src_pitch, int src_plane,
                         __global pixel_t* dst, ulong dst_offset, int width, int rows,
                         int channels) {
-  const int x0 = get_global_id(0) * VW, y = get_global_id(1);
-  if (x0 >= width || y >= rows) return;
-  const __global float* s = src + src_origin + y * src_pitch + x0;
-  __global pixel_t* d = dst + dst_offset + ((size_t)y * width + x0) * CLF_CHANNELS;
+  const int x0 = get_global_id(0) * VW, y0 = get_global_id(1) * CLF_ROWS;
+  if (x0 >= width || y0 >= rows) return;
+  const __global float* s = src + src_origin + x0;
+  __global pixel_t* d = dst + dst_offset + (size_t)x0 * CLF_CHANNELS;
   if (x0 + VW <= width) {
-    clf_join(s, src_plane, d);
-  } else {
+#if CLF_CHANNELS == 1
+    clf_pfloatv v[CLF_ROWS];
+#pragma unroll
+    for (int r = 0; r < CLF_ROWS; ++r)
+      v[r] = CLF_CAT(vload, VW)(0, s + min(y0 + r, rows - 1) * src_pitch);
+    for (int r = 0; r < CLF_ROWS && y0 + r < rows; ++r)
+      VSTORE(v[r], 0, d + (size_t)(y0 + r) * width);
+#else
+    for (int y = y0; y < CLF_ROWS_END(y0, rows); ++y)
+      clf_join(s + y * src_pitch, src_plane, d + (size_t)y * width * CLF_CHANNELS);
+#endif
+    return;
+  }
+  for (int y = y0; y < CLF_ROWS_END(y0, rows); ++y)
     for (int k = 0; k < width - x0; ++k)
       for (int ch = 0; ch < CLF_CHANNELS; ++ch)
-        STORE(d, CLF_CHANNELS * k + ch, s[k + ch * src_plane]);
-  }
+        STORE(d, (size_t)y * width * CLF_CHANNELS + CLF_CHANNELS * k + ch,
+              s[y * src_pitch + k + ch * src_plane]);
 }
 #endif

@@ -73,6 +73,39 @@ TEST_CASE("every kernel layout streams bit-identically, the tiled single pass in
   }
 }
 
+TEST_CASE("unpack and pack give the same bits with several rows a work-item, any type and layout") {
+  // stream.conversion_rows rows a work-item, loads before stores: every pixel type and channel
+  // count, one pixel a work-item and vectors of 4 and 16 (a partial vector at the row's end),
+  // strips of 5 rows (not a multiple of 3; rows shared with the previous strip's upload) and one
+  // strip, against one row a work-item.
+  const std::vector<std::string> chain = {"box:radius=1,border=reflect"};
+  for (const clf::PixelType type :
+       {clf::PixelType::u8, clf::PixelType::u16, clf::PixelType::f16, clf::PixelType::f32})
+    for (const int channels : {1, 2, 3, 4})
+      for (const int vector_width : {1, 4, 16}) {
+        const clf::Image in = test::random_image(37, 23, channels, type, 3);
+        for (const int strip_rows : {5, 23}) {
+          INFO(clf::pixel_type_name(type) << " x" << channels << ", vector width " << vector_width
+                                          << ", strips of " << strip_rows);
+          clf::RunOptions o;
+          o.strip_rows = strip_rows;
+          o.zero_copy = false;
+          clf::Image want;
+          for (const char* rows : {"1", "3"}) {
+            test::VariantScope scope(clf::Variant::direct, vector_width);
+            clf::Tuning t = test::device()->tuning();
+            t.knobs["stream.conversion_rows"] = rows;
+            test::device()->set_tuning(t);
+            const clf::Image out = test::run_chain(chain, in, o);
+            if (want.empty())
+              want = out;
+            else
+              CHECK(test::identical(out, want));
+          }
+        }
+      }
+}
+
 TEST_CASE(
     "the FFT path streams its whole-image bits in its own strips, and matches in any others") {
   // A 9x9 full-rank window: 128 x 128 blocks of 120 x 120 outputs, 4 block rows in 400.
@@ -106,11 +139,13 @@ TEST_CASE(
   test::check_matches(test::run_chain({chain[0], "convolve:kernel=1"}, in, {}), want, l1);
 }
 
-TEST_CASE("the fast Gaussian's strips equal its whole image at sigma 9, 20 and 40, any strip height") {
+TEST_CASE(
+    "the fast Gaussian's strips equal its whole image at sigma 9, 20 and 40, any strip height") {
   // The multirate grid is anchored at image row 0: a strip of 1, 7 or 13 rows starts off it.
   const clf::Image in = test::random_image(61, 97, 1, clf::PixelType::f32, 22);
-  for (const char* spec : {"gaussian:sigma=9,method=fast", "gaussian:sigma=20,method=fast,border=reflect",
-                           "gaussian:sigma=40,method=fast,border=wrap"}) {
+  for (const char* spec :
+       {"gaussian:sigma=9,method=fast", "gaussian:sigma=20,method=fast,border=reflect",
+        "gaussian:sigma=40,method=fast,border=wrap"}) {
     const clf::Image expect = whole({spec}, in);
     for (int rows : {1, 7, 13}) {
       clf::RunOptions o;
@@ -183,7 +218,8 @@ TEST_CASE("a budget too small for even one row is a clear error") {
     // In the library's terms, in real units: no program's flags, no "0 MiB".
     CHECK_THAT(e.what(), Catch::Matchers::Contains("over the budget of") &&
                              Catch::Matchers::Contains("max_device_memory") &&
-                             !Catch::Matchers::Contains("--") && !Catch::Matchers::Contains(" 0 MiB"));
+                             !Catch::Matchers::Contains("--") &&
+                             !Catch::Matchers::Contains(" 0 MiB"));
   }
 }
 
@@ -334,7 +370,8 @@ TEST_CASE("a cancelled run stops with a cancelled error") {
   }
 }
 
-TEST_CASE("a cancel set mid-run stops at the next strip; a progress callback that throws ends the run") {
+TEST_CASE(
+    "a cancel set mid-run stops at the next strip; a progress callback that throws ends the run") {
   const clf::Image in = test::random_image(64, 256, 1, clf::PixelType::f32, 2);
   auto device = test::device();
   clf::Pipeline p(device);
@@ -409,7 +446,8 @@ TEST_CASE("pinned images stream straight from and to their memory with the same 
 }
 
 TEST_CASE(
-    "rows shared by neighbouring strips cross the bus once: the unpack reads them on the device", "[layout]") {
+    "rows shared by neighbouring strips cross the bus once: the unpack reads them on the device",
+    "[layout]") {
   const clf::Image in = test::random_image(64, 100, 2, clf::PixelType::u8, 21);
   const clf::Image expect = test::run_chain({"gaussian:sigma=3"}, in);  // radius 12
   for (int rows : {5, 8, 30}) {
@@ -483,7 +521,8 @@ class StrictRows final : public clf::RowSource, public clf::RowSink {
 };
 }  // namespace
 
-TEST_CASE("an allocation failure as the strips are made retries with smaller ones for a row source") {
+TEST_CASE(
+    "an allocation failure as the strips are made retries with smaller ones for a row source") {
   // A file being decoded cannot rewind; the strip buffers are made before its first row is read,
   // so a failure there retries as it does for an image in memory (EMBEDDING.md).
   const clf::Image in = test::random_image(512, 512, 1, clf::PixelType::f32, 2);

@@ -23,7 +23,8 @@ LaneRun::LaneRun(const Lane& lane, int lane_index, int lanes, const Endpoints& e
 void LaneRun::prepare() {
   const ImageShape& shape = ends_.shape;
   res_.prepare_queues(device_, {options_.queues, options_.profile, shape.type, shape.channels,
-                                device_.tuning().vector_width});
+                                device_.tuning().vector_width,
+                                int(device_.knob_number("stream.conversion_rows", 1))});
   upload_ = make_upload(transport_context_);
   download_ = make_download(transport_context_);
   res_.prepare_ring(device_, plan_,

@@ -41,10 +41,11 @@ void StreamResources::prepare_queues(Device& device, const QueuesKey& key) {
   const bool wide = (key.channels == 3 || key.channels == 4) && vw == 16;
   Conversions& c = conversions;
   c.pack_vector = (key.channels == 1 && vw > 1) || wide ? vw : 1;
-  std::string options = "-D CLF_PIXEL=" + std::to_string(pixel);
-  if (c.pack_vector > 1)
-    options += " -D VW=" + std::to_string(c.pack_vector) +
-               " -D CLF_CHANNELS=" + std::to_string(key.channels);
+  c.rows = std::max(1, key.conversion_rows);
+  std::string options = "-D CLF_PIXEL=" + std::to_string(pixel) +
+                        " -D CLF_CHANNELS=" + std::to_string(key.channels) +
+                        " -D CLF_ROWS=" + std::to_string(c.rows);
+  if (c.pack_vector > 1) options += " -D VW=" + std::to_string(c.pack_vector);
   cl::Program pack = device.build("clf_pack", clf_kernel_pack_cl, options, Helpers::border);
   cl::Program pad = device.build("clf_pad", clf_kernel_pad_cl, "", Helpers::border);
   c.unpack = device.kernel(pack, c.pack_vector > 1 ? "clf_unpackv" : "clf_unpack");

@@ -29,10 +29,11 @@ struct QueuesKey {
   int queues = 0;  // 1: one queue does all three jobs
   bool profiling = false;
   PixelType type = PixelType::f32;
-  int channels = 0, vector_width = 0;
+  int channels = 0, vector_width = 0, conversion_rows = 1;
   bool operator==(const QueuesKey& o) const {
     return queues == o.queues && profiling == o.profiling && type == o.type &&
-           channels == o.channels && vector_width == o.vector_width;
+           channels == o.channels && vector_width == o.vector_width &&
+           conversion_rows == o.conversion_rows;
   }
 };
 
@@ -56,6 +57,7 @@ struct RingKey {
 struct Conversions {
   cl::Kernel unpack, pack, pad_rows, pad_cols;
   int pack_vector = 1;  // pixels per work-item of unpack and pack
+  int rows = 1;         // rows per work-item of unpack and pack
 };
 
 enum QueueRole { upload_queue = 0, compute_queue = 1, download_queue = 2 };

@@ -104,8 +104,9 @@ void StripEncoder::unpack(const StripCommands& strip, Slot& slot, const Slot& pr
   cl_check(
       queue_.enqueueNDRangeKernel(
           kernel, cl::NullRange,
-          cl::NDRange(size_t(round_up(items + 2 * hx, 64)), size_t(up.size())), cl::NDRange(64, 1),
-          strip.ready.empty() ? nullptr : &strip.ready, trace_.event(event)),
+          cl::NDRange(size_t(round_up(items + 2 * hx, 64)),
+                      size_t((up.size() + conversions_.rows - 1) / conversions_.rows)),
+          cl::NDRange(64, 1), strip.ready.empty() ? nullptr : &strip.ready, trace_.event(event)),
       "clEnqueueNDRangeKernel", "clf_unpack");
   trace_.command(Track::compute, "clf_unpack", event, strip.ready.size());
 }
@@ -184,11 +185,13 @@ cl::Event StripEncoder::pack(const StripCommands& strip, Slot& slot, const Devic
   KernelArgs(kernel) << src << out.buffer << out.first_sample << plan_.width() << strip.strip.size()
                      << plan_.channels();
   const int items = (plan_.width() + conversions_.pack_vector - 1) / conversions_.pack_vector;
-  cl_check(queue_.enqueueNDRangeKernel(
-               kernel, cl::NullRange,
-               cl::NDRange(size_t(round_up(items, 64)), size_t(strip.strip.size())),
-               cl::NDRange(64, 1), nullptr, &computed),
-           "clEnqueueNDRangeKernel", "clf_pack");
+  cl_check(
+      queue_.enqueueNDRangeKernel(
+          kernel, cl::NullRange,
+          cl::NDRange(size_t(round_up(items, 64)),
+                      size_t((strip.strip.size() + conversions_.rows - 1) / conversions_.rows)),
+          cl::NDRange(64, 1), nullptr, &computed),
+      "clEnqueueNDRangeKernel", "clf_pack");
   trace_.command(Track::compute, "clf_pack", computed);
   return computed;
 }
