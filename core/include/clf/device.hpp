@@ -98,7 +98,8 @@ struct Tuning {
   // 2-D windows by FFT (clf::fft_pays): the direct taps that cost as much as one unit of FFT work
   // (clf::fft_cost) on this device; 0 = never chosen on its own (method=fft still forces it).
   double fft_tap_cost = 0;
-  // Plugins' own knobs by name, "plugin.knob" -> its value as text (Device::knob reads them).
+  // Knobs by name, "plugin.knob" (a plugin's own) or "stream.knob" (the streamer's) -> its value
+  // as text (Device::knob reads them).
   std::map<std::string, std::string> knobs;
 };
 const char* variant_name(Variant variant);
