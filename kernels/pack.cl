@@ -1,9 +1,10 @@
 // Conversion between the host's interleaved native pixels and the device's float planes, compiled
-// per pixel type with -D CLF_PIXEL=n, n one of clf/contract.h's CLF_PIXEL_*. Transfers stay in the
-// native type (u8 moves 4x fewer bytes than f32); rounding and saturation follow OpenCV.
-// Offsets (in pixels' samples) let the kernels read and write a host image in place (zero-copy
-// on CPU devices). With -D VW=n and -D CLF_CHANNELS=c, rows of c = 1 channel move n pixels per
-// work-item (vector loads), and with n = 16 rows of 3 or 4 channels too.
+// per pixel type with -D CLF_PIXEL=n, n one of clf/contract.h's CLF_PIXEL_*, and per channel count
+// with -D CLF_CHANNELS=c. Transfers stay in the native type (u8 moves 4x fewer bytes than f32);
+// rounding and saturation follow OpenCV. Offsets (in pixels' samples) let the kernels read and
+// write a host image in place (zero-copy on CPU devices). With -D VW=n, rows of c = 1 channel move
+// n pixels per work-item (vector loads), and with n = 16 rows of 3 or 4 channels too; with
+// -D CLF_ROWS=r, every work-item converts r rows.
 #if CLF_PIXEL == CLF_PIXEL_U8
 typedef uchar pixel_t;
 #define LOAD(p, i) convert_float((p)[i])
