@@ -83,6 +83,8 @@ TEST_CASE("unpack and pack give the same bits with several rows a work-item, any
        {clf::PixelType::u8, clf::PixelType::u16, clf::PixelType::f16, clf::PixelType::f32})
     for (const int channels : {1, 2, 3, 4})
       for (const int vector_width : {1, 4, 16}) {
+        // Vectors take one channel, and three or four at 16 wide; other pairs repeat width 1.
+        if (vector_width > 1 && channels != 1 && (channels == 2 || vector_width == 4)) continue;
         const clf::Image in = test::random_image(37, 23, channels, type, 3);
         for (const int strip_rows : {5, 23}) {
           INFO(clf::pixel_type_name(type) << " x" << channels << ", vector width " << vector_width
