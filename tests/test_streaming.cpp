@@ -92,6 +92,7 @@ TEST_CASE("unpack and pack give the same bits with several rows a work-item, any
           clf::RunOptions o;
           o.strip_rows = strip_rows;
           o.zero_copy = false;
+          o.device_halo_copy_bytes = 0;  // shared rows read on the device, however few
           clf::Image want;
           for (const char* rows : {"1", "3"}) {
             test::VariantScope scope(clf::Variant::direct, vector_width);
