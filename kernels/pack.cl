@@ -45,6 +45,8 @@ inline void clf_unpack_halo(const __global pixel_t* src, int width, int y, int c
 #define CLF_ROWS 1
 #endif
 #define CLF_ROWS_END(y0, rows) min((y0) + CLF_ROWS, (rows))
+// Where row y of a strip's input lies: its first shared_rows rows in the previous upload.
+#define CLF_ROW_SRC(y) ((y) < shared_rows ? shared + shared_offset : src + src_offset)
 
 __kernel void clf_unpack(__global const pixel_t* src, ulong src_offset, int width, int rows,
                          int channels, __global float* dst, int dst_origin, int dst_pitch,
@@ -54,16 +56,15 @@ __kernel void clf_unpack(__global const pixel_t* src, ulong src_offset, int widt
   if (y0 >= rows) return;
   if (x >= width) {
     for (int y = y0; y < CLF_ROWS_END(y0, rows); ++y)
-      clf_unpack_halo(y < shared_rows ? shared + shared_offset : src + src_offset, width, y,
-                      channels, dst, dst_origin, dst_pitch, dst_plane, x - width, hx, mode, value);
+      clf_unpack_halo(CLF_ROW_SRC(y), width, y, channels, dst, dst_origin, dst_pitch, dst_plane,
+                      x - width, hx, mode, value);
     return;
   }
   float v[CLF_ROWS * CLF_CHANNELS];
 #pragma unroll
   for (int r = 0; r < CLF_ROWS; ++r) {
     const int y = min(y0 + r, rows - 1);  // past the last row: that row again, not stored
-    const __global pixel_t* s = (y < shared_rows ? shared + shared_offset : src + src_offset) +
-                                ((size_t)y * width + x) * CLF_CHANNELS;
+    const __global pixel_t* s = CLF_ROW_SRC(y) + ((size_t)y * width + x) * CLF_CHANNELS;
     for (int c = 0; c < CLF_CHANNELS; ++c) v[r * CLF_CHANNELS + c] = LOAD(s, c);
   }
   for (int r = 0; r < CLF_ROWS && y0 + r < rows; ++r)
@@ -168,7 +169,6 @@ inline void clf_join(const __global float* s, int plane, __global pixel_t* d) {
 // Rows of CLF_CHANNELS channels, VW pixels per work-item; the row's partial tail one pixel at a
 // time. Arguments as clf_unpack's and clf_pack's; CLF_ROWS rows a work-item as theirs (one
 // channel: every row's vector loaded before the first store).
-#define CLF_ROW_SRC(y) ((y) < shared_rows ? shared + shared_offset : src + src_offset)
 __kernel void clf_unpackv(__global const pixel_t* src, ulong src_offset, int width, int rows,
                           int channels, __global float* dst, int dst_origin, int dst_pitch,
                           int dst_plane, __global const pixel_t* shared, ulong shared_offset,

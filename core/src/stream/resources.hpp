@@ -58,6 +58,8 @@ struct Conversions {
   cl::Kernel unpack, pack, pad_rows, pad_cols;
   int pack_vector = 1;  // pixels per work-item of unpack and pack
   int rows = 1;         // rows per work-item of unpack and pack
+  // The launch's global y for `strip_rows` rows.
+  size_t items_y(size_t strip_rows) const { return (strip_rows + size_t(rows) - 1) / size_t(rows); }
 };
 
 enum QueueRole { upload_queue = 0, compute_queue = 1, download_queue = 2 };

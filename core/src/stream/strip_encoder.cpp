@@ -102,11 +102,11 @@ void StripEncoder::unpack(const StripCommands& strip, Slot& slot, const Slot& pr
   cl::Event event;
   const int items = (plan_.width() + conversions_.pack_vector - 1) / conversions_.pack_vector;
   cl_check(
-      queue_.enqueueNDRangeKernel(
-          kernel, cl::NullRange,
-          cl::NDRange(size_t(round_up(items + 2 * hx, 64)),
-                      size_t((up.size() + conversions_.rows - 1) / conversions_.rows)),
-          cl::NDRange(64, 1), strip.ready.empty() ? nullptr : &strip.ready, trace_.event(event)),
+      queue_.enqueueNDRangeKernel(kernel, cl::NullRange,
+                                  cl::NDRange(size_t(round_up(items + 2 * hx, 64)),
+                                              conversions_.items_y(size_t(up.size()))),
+                                  cl::NDRange(64, 1), strip.ready.empty() ? nullptr : &strip.ready,
+                                  trace_.event(event)),
       "clEnqueueNDRangeKernel", "clf_unpack");
   trace_.command(Track::compute, "clf_unpack", event, strip.ready.size());
 }
@@ -186,11 +186,10 @@ cl::Event StripEncoder::pack(const StripCommands& strip, Slot& slot, const Devic
                      << plan_.channels();
   const int items = (plan_.width() + conversions_.pack_vector - 1) / conversions_.pack_vector;
   cl_check(
-      queue_.enqueueNDRangeKernel(
-          kernel, cl::NullRange,
-          cl::NDRange(size_t(round_up(items, 64)),
-                      size_t((strip.strip.size() + conversions_.rows - 1) / conversions_.rows)),
-          cl::NDRange(64, 1), nullptr, &computed),
+      queue_.enqueueNDRangeKernel(kernel, cl::NullRange,
+                                  cl::NDRange(size_t(round_up(items, 64)),
+                                              conversions_.items_y(size_t(strip.strip.size()))),
+                                  cl::NDRange(64, 1), nullptr, &computed),
       "clEnqueueNDRangeKernel", "clf_pack");
   trace_.command(Track::compute, "clf_pack", computed);
   return computed;
