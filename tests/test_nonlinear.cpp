@@ -171,26 +171,33 @@ TEST_CASE("morphology's lines at constant cost give the direct passes' bits", "[
   // work-item (0). A group's block of the 61x61 takes under half of local memory on every device
   // here. Segments of several blocks need few compute units for an image this small (PoCL): a
   // GPU's 8 groups a compute unit give each of its 47 rows' blocks a segment of its own. Groups
-  // of 64 columns and of 32 (morphology.line_walk_group 32; by default where 64 do not fit).
+  // of 64 columns and of 32 (morphology.line_walk_group 32; by default where 64 do not fit). The
+  // row line one block a work-item (morphology.row_tile 0), and in tiles of 17 to 2048 outputs
+  // whose blocks are scanned in chunks: several tiles a row, and one.
   const clf::Image in = test::random_image(91, 47, 2, clf::PixelType::f32, 8);
   struct Lines {
-    const char *rows, *group;
+    const char *rows, *group, *tile;
   };
   for (const char* spec : {"morphology:op=dilate,ksize=7", "morphology:op=erode,ksize=31",
                            "morphology:op=blackhat,ksize=9,border=replicate",
                            "morphology:op=open,ksize=61,border=reflect"}) {
     INFO(spec);
     const clf::Image direct = test::run_chain({std::string(spec) + ",method=direct"}, in);
-    for (const Lines lines : {Lines{"200", "64"}, Lines{"7", "32"}, Lines{"20", "32"},
-                              Lines{"20", "64"}, Lines{"0", "64"}}) {
+    for (const Lines lines :
+         {Lines{"200", "64", "0"}, Lines{"7", "32", "32"}, Lines{"20", "32", "2048"},
+          Lines{"20", "64", "64"}, Lines{"0", "64", "0"}, Lines{"0", "64", "17"}}) {
       const char* rows = lines.rows;
-      INFO("morphology.line_walk_rows " << rows << ", line_walk_group " << lines.group);
-      KnobScope scope(
-          {{"morphology.line_walk_rows", rows}, {"morphology.line_walk_group", lines.group}});
+      INFO("morphology.line_walk_rows " << rows << ", line_walk_group " << lines.group
+                                        << ", row_tile " << lines.tile);
+      KnobScope scope({{"morphology.line_walk_rows", rows},
+                       {"morphology.line_walk_group", lines.group},
+                       {"morphology.row_tile", lines.tile},
+                       {"morphology.row_tile_min_radius", "0"}});
       clf::Pipeline p(test::device());
       p.add(test::registry(), std::string(spec) + ",method=line");
-      CHECK((p.filter(0).describe().find("columns walked down") != std::string::npos) ==
-            (rows[0] != '0'));
+      const std::string layout = p.filter(0).describe();
+      CHECK((layout.find("columns walked down") != std::string::npos) == (rows[0] != '0'));
+      CHECK((layout.find("rows in tiles") != std::string::npos) == (lines.tile[0] != '0'));
       CHECK(test::identical(test::run_chain({std::string(spec) + ",method=line"}, in), direct));
       clf::RunOptions strips;
       strips.strip_rows = 2;

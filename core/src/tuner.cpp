@@ -302,6 +302,12 @@ std::vector<TuneFamily> tune_families(const DeviceInfo& info) {
   families.push_back(knob_family("column line",
                                  {"morphology:op=dilate,ksize=63", "morphology:op=tophat,ksize=41"},
                                  "morphology.line_walk_rows", {"0", "100", "200", "400"}));
+  // The row line in tiles of outputs a group, their blocks scanned in chunks, from 81x81 (the
+  // database's on GPUs), or one block a work-item at every radius.
+  families.push_back(
+      {"row line",
+       {"morphology:op=dilate,ksize=101", "morphology:op=close,ksize=201"},
+       {"morphology.row_tile=2048,morphology.row_tile_min_radius=40", "morphology.row_tile=0"}});
   return families;
 }
 

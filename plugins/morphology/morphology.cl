@@ -173,7 +173,9 @@ __kernel void morph_rect_vector(MORPH_ARGS) {
 #define LK (2 * LR + 1)
 // Loads a work-item issues together: its stores to dst between them may alias src for all the
 // compiler knows, and a loop of one load each would wait for every one in turn.
+#if !defined(LINE_CHUNK)
 #define LINE_CHUNK 8
+#endif
 inline float line_read(const __global float* s, int pitch, int x, int y, int width, int first_row,
                        int image_rows, int mode, float value, int checked) {
   return checked ? morph_fetch(s, pitch, x, y, width, first_row, image_rows, mode, value)
@@ -283,6 +285,90 @@ __kernel void morph_line(MORPH_ARGS) {
     }
   }
 #undef AT
+}
+#elif defined(ROW_TILE)
+// A row (-D ROW_TILE, GPUs): a group of LG work-items owns ROW_TILE outputs of one row. Its
+// segment of ROW_SPAN = ROW_TILE + 2 LR inputs is staged in __local by side-by-side reads; the
+// van Herk blocks of LK inputs start at the segment's first, and each is scanned in chunks of
+// ROW_CHUNK (odd: side-by-side chunks fall on different banks), one chunk a work-item from
+// registers, so that a whole group works at any LK. Each chunk takes its own suffixes (into suf)
+// and prefixes (in place), then the extrema of the chunks before it in its block (into before)
+// and after it (into after). Output q is the extremum of suffix q, the chunks after q's, prefix
+// e = q + LK - 1 and the chunks before e's.
+#define ROW_SPAN (ROW_TILE + 2 * LR)
+#define ROW_CHUNKS_A_BLOCK ((LK + ROW_CHUNK - 1) / ROW_CHUNK)
+#define ROW_CHUNKS (((ROW_SPAN + LK - 1) / LK) * ROW_CHUNKS_A_BLOCK)
+#define ROW_CHUNKS_AN_ITEM ((ROW_CHUNKS + LG - 1) / LG)
+// Chunk c's first input in the segment, and the chunk of input q.
+#define ROW_CHUNK_START(c) \
+  ((c) / ROW_CHUNKS_A_BLOCK * LK + (c) % ROW_CHUNKS_A_BLOCK * ROW_CHUNK)
+#define ROW_CHUNK_OF(q) ((q) / LK * ROW_CHUNKS_A_BLOCK + (q) % LK / ROW_CHUNK)
+__kernel __attribute__((reqd_work_group_size(LG, 1, 1))) void morph_line(MORPH_ARGS) {
+  __local float pre[ROW_SPAN], suf[ROW_SPAN], before[ROW_CHUNKS], after[ROW_CHUNKS];
+  const int l = get_local_id(0), y = y0 + get_global_id(1), gy = first_row + y;
+  const int base = x0 + get_group_id(0) * ROW_TILE;
+  MORPH_PLANES(get_global_id(2))
+  const bool inside =
+      base - LR >= 0 && base - LR + ROW_SPAN <= width && gy >= 0 && gy < image_rows;
+  const int check = checked && !inside;
+  for (int q0 = l; q0 < ROW_SPAN; q0 += LINE_CHUNK * LG) {  // reads [x0 - LR, x0 + w + LR)
+    float in[LINE_CHUNK];
+#pragma unroll
+    for (int k = 0; k < LINE_CHUNK; ++k) {
+      const int q = q0 + k * LG, x = base - LR + q;
+      in[k] = q < ROW_SPAN && x < x0 + w + LR
+                  ? line_read(s, src_pitch, x, y, width, first_row, image_rows, mode, value, check)
+                  : MORPH_START;
+    }
+#pragma unroll
+    for (int k = 0; k < LINE_CHUNK; ++k)
+      if (q0 + k * LG < ROW_SPAN) pre[q0 + k * LG] = in[k];
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+  for (int n = 0; n < ROW_CHUNKS_AN_ITEM; ++n) {  // each chunk's own suffixes and prefixes
+    const int c = l + n * LG, start = ROW_CHUNK_START(c);
+    const int end = min(min(start + ROW_CHUNK, (c / ROW_CHUNKS_A_BLOCK + 1) * LK), ROW_SPAN);
+    if (c >= ROW_CHUNKS) break;
+    float v[ROW_CHUNK];
+#pragma unroll
+    for (int u = 0; u < ROW_CHUNK; ++u) v[u] = start + u < end ? pre[start + u] : MORPH_START;
+    float acc = MORPH_START;
+#pragma unroll
+    for (int u = ROW_CHUNK - 1; u >= 0; --u) {
+      acc = OP(acc, v[u]);
+      if (start + u < end) suf[start + u] = acc;
+    }
+    acc = MORPH_START;
+#pragma unroll
+    for (int u = 0; u < ROW_CHUNK; ++u) {
+      acc = OP(acc, v[u]);
+      if (start + u < end) pre[start + u] = acc;
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+  for (int n = 0; n < ROW_CHUNKS_AN_ITEM; ++n) {  // the extrema of the block's other chunks
+    const int c = l + n * LG, start = ROW_CHUNK_START(c);
+    const int block = start - c % ROW_CHUNKS_A_BLOCK * ROW_CHUNK;
+    const int block_end = min(block + LK, ROW_SPAN);
+    if (c >= ROW_CHUNKS) break;
+    float b = MORPH_START, a = MORPH_START;
+    for (int t = block + ROW_CHUNK - 1; t < start; t += ROW_CHUNK) b = OP(b, pre[t]);  // last
+    for (int t = start + ROW_CHUNK; t < block_end; t += ROW_CHUNK) a = OP(a, suf[t]);  // first
+    before[c] = b;
+    after[c] = a;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int q = l; q < ROW_TILE && base + q < x0 + w; q += LG) {
+    const int e = q + LK - 1;
+    float v = OP(OP(suf[q], after[ROW_CHUNK_OF(q)]), OP(pre[e], before[ROW_CHUNK_OF(e)]));
+    if (combine) {
+      const float other_value = o[y * other_pitch + base + q];
+      v = combine == 1 ? other_value - v : v - other_value;
+    }
+    d[y * dst_pitch + base + q] = v;
+  }
 }
 #else
 // A row: a group of LG work-items owns LG * LK outputs of one row. The row's segment with its LR

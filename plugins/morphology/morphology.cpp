@@ -48,6 +48,38 @@ size_t column_walk_group(const Device& device, size_t k) {
       return group;
   return 0;
 }
+// The row line's layout for radius rx: from morphology.row_tile_min_radius, tiles of
+// morphology.row_tile outputs a group of morphology.row_group work-items (fewer for a smaller
+// tile), their blocks scanned in chunks (ROW_TILE), halved until its __local arrays fit half of
+// local memory; else (a row_tile of 0) the widest group whose 2 rx + 1 outputs a work-item fit.
+struct RowLine {
+  size_t tile = 0, group = 64;  // outputs a group (0: 2 rx + 1 a work-item), its work-items
+  std::string options;          // morphology.cl's
+};
+RowLine row_line(const Device& device, int rx) {
+  const size_t k = size_t(2 * rx + 1), half = device.info().local_mem_bytes / 2;
+  RowLine row;
+  if (rx >= device.knob_number("morphology.row_tile_min_radius", 0))
+    row.tile = size_t(std::clamp(device.knob_number("morphology.row_tile", 0), 0.0, 65536.0));
+  const size_t chunk = size_t(std::sqrt(double(k))) | 1;  // odd: no bank conflicts
+  auto local_bytes = [&](size_t tile) {  // morphology.cl's pre, suf, before and after
+    const size_t span = tile + k - 1;
+    return (2 * span + 2 * (span + k - 1) / k * ((k + chunk - 1) / chunk)) * sizeof(float);
+  };
+  while (row.tile > 0 && local_bytes(row.tile) > half) row.tile /= 2;
+  if (row.tile > 0) {
+    const double most = double(std::max<size_t>(1, device.info().max_work_group_size));
+    const double group = std::clamp(device.knob_number("morphology.row_group", 128), 1.0, most);
+    row.group = std::min(row.tile, size_t(group));
+    row.options = " -D LG=" + std::to_string(row.group) +
+                  " -D ROW_TILE=" + std::to_string(row.tile) +
+                  " -D ROW_CHUNK=" + std::to_string(chunk);
+    return row;
+  }
+  while (row.group > 1 && (2 * row.group * k + k - 1) * sizeof(float) > half) row.group /= 2;
+  row.options = " -D LG=" + std::to_string(row.group);
+  return row;
+}
 constexpr int window_auto_max_radius = 7;  // method=auto on GPUs: erode and dilate to 15x15
 constexpr int window_max_radius = 31;      // method=window: elements whose rows fit 64 taps
 // morph_rect_walk (morphology.rect_walk, GPUs): rects to radius morphology.walk_max_radius (the
@@ -163,13 +195,11 @@ class Morphology : public Filter {
           p.line_walk = std::max(1, int(std::ceil(std::min(rows, 65536.0) / double(k))));
         if (p.line_walk) line += " -D LINE_WALK -D LINE_GROUP=" + std::to_string(p.column_group);
       }
-      if (p.line == 2) {  // the widest group whose segment and results fit half of local memory
-        const size_t k = size_t(2 * p.rx() + 1);
-        line_group_ = 64;
-        while (line_group_ > 1 && (2 * line_group_ * k + 2 * size_t(p.rx())) * sizeof(float) >
-                                      device.info().local_mem_bytes / 2)
-          line_group_ /= 2;
-        line += " -D LG=" + std::to_string(line_group_);
+      if (p.line == 2) {
+        const RowLine row = row_line(device, p.rx());
+        row_tile_ = row.tile;
+        line_group_ = row.group;
+        line += row.options;
       }
       const std::string options = line + " -D MAX=" + std::string(p.max ? "1" : "0") +
                                   " -D RX=" + std::to_string(p.rx()) +
@@ -223,6 +253,11 @@ class Morphology : public Filter {
           stage.launch(kernels_[i],
                        cl::NDRange((size_t(w) + 63) / 64 * 64, (size_t(h) + k - 1) / k, c),
                        cl::NDRange(64, 1, 1), "morph_line");
+        else if (row_tile_)  // a group a tile of row_tile_ outputs
+          stage.launch(
+              kernels_[i],
+              cl::NDRange((size_t(w) + row_tile_ - 1) / row_tile_ * line_group_, size_t(h), c),
+              cl::NDRange(line_group_, 1, 1), "morph_line");
         else  // groups of line_group work-items, line_group x k outputs each
           stage.launch(
               kernels_[i],
@@ -262,7 +297,8 @@ class Morphology : public Filter {
                            (std::any_of(passes_.begin(), passes_.end(),
                                         [](const Pass& q) { return q.line_walk > 0; })
                                 ? ", the columns walked down"
-                                : "")
+                                : "") +
+                           (row_tile_ ? ", the rows in tiles of " + std::to_string(row_tile_) : "")
             : p.walk ? "groups of " + std::to_string(walk_group_) +
                            " columns walking down them (van Herk)" +
                            (walk_columns_ ? ", columns first" : "")
@@ -280,6 +316,7 @@ class Morphology : public Filter {
   // Groups a walking column line keeps in flight at least: 8 a compute unit.
   size_t min_groups_ = 8;
   size_t line_group_ = 64;     // work-items a group of the row line
+  size_t row_tile_ = 0;        // its outputs a group, scanned in chunks (0: LK a work-item)
   size_t walk_group_ = 128;    // work-items a group of morph_rect_walk
   int walk_blocks_ = 8;        // blocks of 2 r + 1 rows a group of it walks down
   bool walk_columns_ = false;  // the walk columns first (morph_rect_walk_columns)
