@@ -182,6 +182,29 @@ inline float line_read(const __global float* s, int pitch, int x, int y, int wid
                  : s[y * pitch + x];
 }
 
+#if LINE == 2
+// A row's inputs [base - LR, base - LR + count) staged in seg by a group of LG side by side, those
+// at or past x_end as MORPH_START (they feed no output); returns once the whole group's are.
+inline void line_stage_row(__local float* seg, int count, const __global float* s, int pitch,
+                           int base, int y, int x_end, int width, int first_row, int image_rows,
+                           int mode, float value, int check) {
+  for (int q0 = get_local_id(0); q0 < count; q0 += LINE_CHUNK * LG) {
+    float in[LINE_CHUNK];
+#pragma unroll
+    for (int k = 0; k < LINE_CHUNK; ++k) {
+      const int q = q0 + k * LG, x = base - LR + q;
+      in[k] = q < count && x < x_end
+                  ? line_read(s, pitch, x, y, width, first_row, image_rows, mode, value, check)
+                  : MORPH_START;
+    }
+#pragma unroll
+    for (int k = 0; k < LINE_CHUNK; ++k)
+      if (q0 + k * LG < count) seg[q0 + k * LG] = in[k];
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+}
+#endif
+
 #if LINE == 1 && defined(LINE_WALK)
 // A column walked down (-D LINE_WALK, where LK rows of LINE_GROUP floats, 64 or 32, take at most
 // half of local memory): each of a group's work-items owns one column and walks down a segment of
@@ -311,20 +334,8 @@ __kernel __attribute__((reqd_work_group_size(LG, 1, 1))) void morph_line(MORPH_A
   const bool inside =
       base - LR >= 0 && base - LR + ROW_SPAN <= width && gy >= 0 && gy < image_rows;
   const int check = checked && !inside;
-  for (int q0 = l; q0 < ROW_SPAN; q0 += LINE_CHUNK * LG) {  // reads [x0 - LR, x0 + w + LR)
-    float in[LINE_CHUNK];
-#pragma unroll
-    for (int k = 0; k < LINE_CHUNK; ++k) {
-      const int q = q0 + k * LG, x = base - LR + q;
-      in[k] = q < ROW_SPAN && x < x0 + w + LR
-                  ? line_read(s, src_pitch, x, y, width, first_row, image_rows, mode, value, check)
-                  : MORPH_START;
-    }
-#pragma unroll
-    for (int k = 0; k < LINE_CHUNK; ++k)
-      if (q0 + k * LG < ROW_SPAN) pre[q0 + k * LG] = in[k];
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
+  line_stage_row(pre, ROW_SPAN, s, src_pitch, base, y, x0 + w + LR, width, first_row, image_rows,
+                 mode, value, check);
 #pragma unroll
   for (int n = 0; n < ROW_CHUNKS_AN_ITEM; ++n) {  // each chunk's own suffixes and prefixes
     const int c = l + n * LG, start = ROW_CHUNK_START(c);
@@ -383,20 +394,8 @@ __kernel __attribute__((reqd_work_group_size(LG, 1, 1))) void morph_line(MORPH_A
   const int count = LG * LK + 2 * LR;
   const bool inside = base - LR >= 0 && base - LR + count <= width && gy >= 0 && gy < image_rows;
   const int check = checked && !inside;
-  for (int q0 = l; q0 < count; q0 += LINE_CHUNK * LG) {  // reads [x0 - LR, x0 + w + LR)
-    float in[LINE_CHUNK];
-#pragma unroll
-    for (int k = 0; k < LINE_CHUNK; ++k) {
-      const int q = q0 + k * LG, x = base - LR + q;
-      in[k] = q < count && x < x0 + w + LR
-                  ? line_read(s, src_pitch, x, y, width, first_row, image_rows, mode, value, check)
-                  : MORPH_START;
-    }
-#pragma unroll
-    for (int k = 0; k < LINE_CHUNK; ++k)
-      if (q0 + k * LG < count) seg[q0 + k * LG] = in[k];
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
+  line_stage_row(seg, count, s, src_pitch, base, y, x0 + w + LR, width, first_row, image_rows, mode,
+                 value, check);
   const int start = l * LK;
   float acc = MORPH_START;
   for (int t = LK - 1; t >= 0; --t) {
