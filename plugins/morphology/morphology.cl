@@ -364,6 +364,7 @@ __kernel __attribute__((reqd_work_group_size(LG, 1, 1))) void morph_line(MORPH_A
     const int block = start - c % ROW_CHUNKS_A_BLOCK * ROW_CHUNK;
     const int block_end = min(block + LK, ROW_SPAN);
     if (c >= ROW_CHUNKS) break;
+    if (start >= ROW_SPAN) continue;  // past the segment: no output reads it
     float b = MORPH_START, a = MORPH_START;
     for (int t = block + ROW_CHUNK - 1; t < start; t += ROW_CHUNK) b = OP(b, pre[t]);  // last
     for (int t = start + ROW_CHUNK; t < block_end; t += ROW_CHUNK) a = OP(a, suf[t]);  // first
