@@ -173,14 +173,16 @@ TEST_CASE("morphology's lines at constant cost give the direct passes' bits", "[
   // GPU's 8 groups a compute unit give each of its 47 rows' blocks a segment of its own. Groups
   // of 64 columns and of 32 (morphology.line_walk_group 32; by default where 64 do not fit). The
   // row line one block a work-item (morphology.row_tile 0), and in tiles of 17 to 2048 outputs
-  // whose blocks are scanned in chunks: several tiles a row, and one.
+  // whose blocks are scanned in chunks: several tiles a row, and one; the 151x151's blocks are
+  // longer than the image is wide or high.
   const clf::Image in = test::random_image(91, 47, 2, clf::PixelType::f32, 8);
   struct Lines {
     const char *rows, *group, *tile;
   };
   for (const char* spec : {"morphology:op=dilate,ksize=7", "morphology:op=erode,ksize=31",
                            "morphology:op=blackhat,ksize=9,border=replicate",
-                           "morphology:op=open,ksize=61,border=reflect"}) {
+                           "morphology:op=open,ksize=61,border=reflect",
+                           "morphology:op=dilate,ksize=151,border=replicate"}) {
     INFO(spec);
     const clf::Image direct = test::run_chain({std::string(spec) + ",method=direct"}, in);
     for (const Lines lines :
