@@ -8,7 +8,9 @@
 #     definition and its member functions together;
 #   - no #if in OpenCL C (kernels/, plugins/, samples/) is nested deeper than 2;
 #   - #include <clf/clf.hpp> (what an embedder includes) pulls in no Boost header;
-#   - plugins read the tuning by name (Device::knob), never through clf::Tuning.
+#   - plugins read the tuning by name (Device::knob), never through clf::Tuning;
+#   - what README.md and docs/ name in code (files, knobs, functions, options) is in the code
+#     (tests/tools/check_docs.py).
 # Prints each finding and exits 1 when there is one. Fix C++ layout with:
 #   clang-format -i $(git ls-files 'core/*.[ch]pp' 'core/*.h' 'plugins/*.[ch]pp' ...)
 set -euo pipefail
@@ -85,5 +87,6 @@ if git grep -n -E '\bTuning\b|\.tuning\(\)|->tuning\(\)' -- 'plugins/*' 'samples
   echo "check-style: plugins above use clf::Tuning; they read tuning values with Device::knob"
   status=1
 fi
+python3 tests/tools/check_docs.py || status=1
 [ "$status" = 0 ] && echo "check-style: clean"
 exit "$status"
