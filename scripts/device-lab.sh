@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Kernel experiments on the GPU machine (docs/DEVELOPERS.md): the same filters under several
 # CLF_BUILD_OPTIONS, then ptxas's register use and the SASS instruction mix of the tiled single
-# pass. LAB_VARIANTS: build options separated by ';' ("base" = none); LAB_FILTERS: bench filter
-# specs separated by spaces; LAB_BENCH_ARGS: more bench options; LAB_TEST_VARIANTS: -D names to
-# run test_filters under; LAB_SASS / LAB_SASS_VARIANTS: the filters and options to disassemble.
+# pass, or of LAB_KERNEL (say bilateral_rows). LAB_VARIANTS: build options separated by ';' ("base"
+# = none); LAB_FILTERS: bench filter specs separated by spaces; LAB_BENCH_ARGS: more bench options
+# (--type u8); LAB_TEST_VARIANTS: -D names to run test_filters under; LAB_SASS /
+# LAB_SASS_VARIANTS: the filters and options to disassemble.
 # Logs under $OUT.
 set -uo pipefail
 source "$(dirname "$0")/device-build.sh"
@@ -22,8 +23,9 @@ for v in ${LAB_TEST_VARIANTS:-}; do
   echo "== tests with -D $v"
   CLF_BUILD_OPTIONS="-D $v" ./build-dev/bin/test_filters 2>&1 | tail -2
 done 2>&1 | tee -a "$out/lab.txt"
-# SASS of the tiled single pass for each LAB_SASS filter under each LAB_SASS_VARIANTS (a fresh
-# cache: the one program with that kernel in it).
+# SASS of LAB_KERNEL for each LAB_SASS filter under each LAB_SASS_VARIANTS (a fresh cache: the
+# one program with that kernel in it).
+kernel=${LAB_KERNEL:-clf_separable_tiled}
 ptxas=$(command -v ptxas || ls /usr/local/cuda*/bin/ptxas 2>/dev/null | head -1)
 cuobjdump=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -1)
 IFS=';' read -ra sass_variants <<<"${LAB_SASS_VARIANTS:-base}"
@@ -34,13 +36,14 @@ for f in ${LAB_SASS:-}; do
     [ "$v" = base ] && opts=""
     n=$((n + 1))
     cache=$(mktemp -d)
-    XDG_CACHE_HOME=$cache CLF_BUILD_OPTIONS="$opts" ./build-dev/bin/clfilter-bench --size 1024x1024 --reps 1 --filter "$f" >/dev/null 2>&1
-    for bin in $(grep -l "clf_separable_tiled" "$cache"/clfilter/*.bin); do
+    XDG_CACHE_HOME=$cache CLF_BUILD_OPTIONS="$opts" ./build-dev/bin/clfilter-bench --size 1024x1024 --reps 1 \
+      ${LAB_BENCH_ARGS:-} --filter "$f" >/dev/null 2>&1
+    for bin in $(grep -l "$kernel" "$cache"/clfilter/*.bin); do
       tr -d '\000' <"$bin" >"$cache/k.ptx"
       cp "$cache/k.ptx" "$out/sass$n.ptx"
       echo "== sass$n: $f ${v:0:40}"
-      "$ptxas" -arch=sm_90 -v "$cache/k.ptx" -o "$cache/k.cubin" 2>&1 | grep -A2 "clf_separable_tiled" | grep -E "Used|spill|stack"
-      "$cuobjdump" -sass -fun clf_separable_tiled "$cache/k.cubin" >"$out/sass$n.sass" 2>&1
+      "$ptxas" -arch=sm_90 -v "$cache/k.ptx" -o "$cache/k.cubin" 2>&1 | grep -A2 "$kernel" | grep -E "Used|spill|stack"
+      "$cuobjdump" -sass -fun "$kernel" "$cache/k.cubin" >"$out/sass$n.sass" 2>&1
       python3 - "$out/sass$n.sass" <<'PY'
 import collections, re, sys
 ops = collections.Counter()
