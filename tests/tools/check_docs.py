@@ -8,7 +8,7 @@ Every `backticked` span of README.md and docs/*.md is scanned for names of code:
   - tuning knobs (morphology.row_tile, also in --tuning NAME=VALUE): a plugin or the streamer
     reads it, or the device database sets it;
   - identifiers with an underscore (morph_rect_walk, CLF_BUILD_OPTIONS), outside code blocks and
-    placeholders (my_plugin): a word of the code, or a file's name (test_pipeline);
+    placeholders (my_plugin, name_pitch): a word of the code, or a file's name (test_pipeline);
   - command-line options (--strip-rows): some source spells them, unless the span is another
     tool's command (dask worker --nthreads 1).
 Prints each name that is not there, with its file and line; exits 1 when there is one.
@@ -53,13 +53,13 @@ def check(doc, line, name, why):
 for doc in docs:
     body = doc.read_text()
     # Fenced blocks are commands: their options and paths are checked too.
-    for m in re.finditer(r"```.*?```|`[^`\n]+`", body, re.S):
+    for m in re.finditer(r"```.*?```|`[^`]+`", body, re.S):  # a span may wrap a line
         span = m.group(0).strip("`")
         fenced = m.group(0).startswith("```")
         line = body.count("\n", 0, m.start()) + 1
         for token in re.findall(r"[A-Za-z0-9_./:=+*-]+", span):
             token = token.rstrip(".,:;")
-            if "*" in token or re.match(r"(my|MY)_", token):  # patterns and placeholders
+            if "*" in token or re.match(r"(my|MY|name)_", token):  # patterns, placeholders
                 continue
             if re.fullmatch(r"(\.\./shared/)?([A-Za-z0-9_.-]+/)+[A-Za-z0-9_.-]*", token):
                 first = token.split("/")[0]

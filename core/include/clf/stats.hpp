@@ -9,7 +9,7 @@ namespace clf {
 
 struct TraceEvent {
   std::string track;                // "upload", "compute", "download", "host read", "host write"
-  std::string name;                 // "strip 3 gaussian_row"
+  std::string name;                 // "strip 3 clf_separable_tiled"
   double start_us = 0, end_us = 0;  // from the start of the run
 };
 
