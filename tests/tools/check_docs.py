@@ -12,6 +12,8 @@ Every `backticked` span of README.md and docs/*.md is scanned for names of code:
   - command-line options (--strip-rows): some source spells them, unless the span is another
     tool's command (dask worker --nthreads 1).
 Prints each name that is not there, with its file and line; exits 1 when there is one.
+`--self-test` first runs it on names made up to be stale and on names the code has (ctest's docs
+test; scripts/check-style.sh runs the plain check).
 """
 import pathlib
 import re
@@ -22,7 +24,9 @@ root = pathlib.Path(__file__).resolve().parents[2]
 docs = [root / "README.md"] + sorted((root / "docs").glob("*.md"))
 tracked = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True,
                          check=True).stdout.split()
-code_files = [f for f in tracked if not f.endswith(".md") and (root / f).is_file()]
+# The code: every tracked file but the docs and this one (its self-test's names are made up).
+code_files = [f for f in tracked if not f.endswith(".md") and f != "tests/tools/check_docs.py"
+              and (root / f).is_file()]
 text = "\n".join((root / f).read_text(errors="replace") for f in code_files)
 
 
@@ -46,43 +50,73 @@ knobs = set(re.findall(r'knob(?:_number)?\("([a-z_.]+)"', text))
 knobs |= set(re.findall(r"^([a-z_.]+) *=", (root / "core/tuning/devices.tuning").read_text(), re.M))
 families = {k.split(".")[0] for k in knobs if "." in k}
 
-findings = []
-def check(doc, line, name, why):
-    findings.append(f"{doc.relative_to(root)}:{line}: `{name}`: {why}")
 
-for doc in docs:
-    body = doc.read_text()
+def names_missing(name, body):
+    """The findings for one document's text: 'NAME:LINE: `thing`: why'."""
+    findings = set()
     # Fenced blocks are commands: their options and paths are checked too.
     for m in re.finditer(r"```.*?```|`[^`]+`", body, re.S):  # a span may wrap a line
         span = m.group(0).strip("`")
         fenced = m.group(0).startswith("```")
-        line = body.count("\n", 0, m.start()) + 1
+        where = f"{name}:{body.count(chr(10), 0, m.start()) + 1}"
+
+        def check(thing, why):
+            findings.add(f"{where}: `{thing}`: {why}")
+
         for token in re.findall(r"[A-Za-z0-9_./:=+*-]+", span):
             token = token.rstrip(".,:;")
             if "*" in token or re.match(r"(my|MY|name)_", token):  # patterns, placeholders
                 continue
             if re.fullmatch(r"(\.\./shared/)?([A-Za-z0-9_.-]+/)+[A-Za-z0-9_.-]*", token):
-                first = token.split("/")[0]
-                if first in top and not (root / token).exists():
-                    check(doc, line, token, "no such file")
+                if token.split("/")[0] in top and not (root / token).exists():
+                    check(token, "no such file")
                 continue
             for part in token.split(","):
-                name = part.split("=")[0]
-                if re.fullmatch(r"[a-z]+\.[a-z_]+", name) and name.split(".")[0] in families:
-                    if name not in knobs:
-                        check(doc, line, name, "no plugin reads this knob and no database sets it")
-                elif re.fullmatch(r"[A-Za-z_]\w*(::~?\w+)+", name) and not name.startswith("std::"):
-                    for w in name.replace("~", "").split("::"):
+                thing = part.split("=")[0]
+                if re.fullmatch(r"[a-z]+\.[a-z_]+", thing) and thing.split(".")[0] in families:
+                    if thing not in knobs:
+                        check(thing, "no plugin reads this knob and no database sets it")
+                elif (re.fullmatch(r"[A-Za-z_]\w*(::~?\w+)+", thing)
+                      and not thing.startswith("std::")):
+                    for w in thing.replace("~", "").split("::"):
                         if w not in words:
-                            check(doc, line, name, f"'{w}' is nowhere in the sources")
-                elif re.fullmatch(r"--[a-z][a-z0-9-]*", name):
-                    if name not in text and not foreign.match(span.strip()):
-                        check(doc, line, name, "no source spells this option")
-                elif not fenced and re.fullmatch(r"[A-Za-z]\w*_\w+", name) and name not in words:
-                    check(doc, line, name, "nowhere in the sources")
+                            check(thing, f"'{w}' is nowhere in the sources")
+                elif re.fullmatch(r"--[a-z][a-z0-9-]*", thing):
+                    if thing not in text and not foreign.match(span.strip()):
+                        check(thing, "no source spells this option")
+                elif not fenced and re.fullmatch(r"[A-Za-z]\w*_\w+", thing) and thing not in words:
+                    check(thing, "nowhere in the sources")
+    return findings
 
-for f in sorted(set(findings)):
-    print(f)
-if findings:
-    print(f"check-docs: {len(set(findings))} names in the docs that the code does not have")
-sys.exit(1 if findings else 0)
+
+def self_test():
+    """The checker finds each kind of stale name, and passes names the code has."""
+    stale = ("See `morphology.row_tiles`, `Stage::launches`, `core/src/nothing.cpp`,\n"
+             "`morph_rect_walker`, `clfilter --strip-rowz 4`, and `--tuning\n"
+             "morphology.walk_grup=3`.\n")
+    fine = ("`morphology.row_tile`, `Stage::launch`, `core/src/stage.cpp`, `morph_rect_walk`,\n"
+            "`clfilter --strip-rows 4`, `dask worker --nthreads 1`, `my_plugin`, `std::puts`,\n"
+            "`tests/test_*.cpp`, `--tuning morphology.walk_group=64`\n"
+            "```python\nedges_of_big = 1\n```\n")
+    found = names_missing("stale.md", stale)
+    want = {"morphology.row_tiles", "Stage::launches", "core/src/nothing.cpp",
+            "morph_rect_walker", "--strip-rowz", "morphology.walk_grup"}
+    named = {f.split("`")[1] for f in found}
+    assert named == want, f"self-test: found {sorted(named)}, want {sorted(want)}"
+    # A span wrapped over two lines is read whole, and named at the line it starts on.
+    assert "stale.md:2: `morphology.walk_grup`" in {f.split(": no")[0] for f in found}, found
+    assert not names_missing("fine.md", fine), names_missing("fine.md", fine)
+    print("check-docs: self-test passed")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--self-test"]:  # then the docs themselves
+        self_test()
+    findings = set()
+    for doc in docs:
+        findings |= names_missing(str(doc.relative_to(root)), doc.read_text())
+    for f in sorted(findings):
+        print(f)
+    if findings:
+        print(f"check-docs: {len(findings)} names in the docs that the code does not have")
+    sys.exit(1 if findings else 0)
