@@ -1,6 +1,7 @@
 // clfilter-bench: per-filter kernel throughput (device-resident, from OpenCL profiling events) for
 // each kernel variant, streamed host->host wall time with 3 queues vs 1, and in the same run the
-// device's limits: a copy kernel (memory bound) and pinned host<->device transfers.
+// device's limits: a copy kernel (memory bound), pinned host<->device transfers, and the image
+// through a strip pipeline with no kernels (the floor of a streamed run).
 //   clfilter-bench [--size WxH] [--channels C] [--type f32|u8|u16|f16] [--reps N] [--device SEL]
 //                  [--filter SPEC ...] [--json FILE] [--trace FILE] [--pageable] [--scale]
 //                  [--smoke]
@@ -108,18 +109,33 @@ std::pair<double, double> pinned_gbps(clf::Device& device, size_t bytes, int rep
 // and a ratio against a figure taken minutes before carries that drift. Its buffers are freed on
 // return, so that the streamed runs keep the whole device memory budget (the streamer counts every
 // allocation of the device).
-double overlapped_transfer_ms(clf::Device& device, size_t bytes, int reps) {
+// With `strips` > 0, the same bytes as a strip pipeline with no kernels: strip k's upload, then
+// its download once that upload is done (an event across the queues), what a streamed run with
+// instant filters would do. No run of that many strips can beat it.
+double overlapped_transfer_ms(clf::Device& device, size_t bytes, int reps, int strips = 0) {
   cl::CommandQueue up(device.context(), device.device()), down(device.context(), device.device());
   cl::Buffer pin_a(device.context(), CL_MEM_ALLOC_HOST_PTR, bytes),
       pin_b(device.context(), CL_MEM_ALLOC_HOST_PTR, bytes);
-  void* a = up.enqueueMapBuffer(pin_a, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes);
-  void* b = down.enqueueMapBuffer(pin_b, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes);
+  char* a =
+      static_cast<char*>(up.enqueueMapBuffer(pin_a, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes));
+  char* b = static_cast<char*>(
+      down.enqueueMapBuffer(pin_b, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes));
   auto da = device.alloc(bytes, "bench overlap a"), db = device.alloc(bytes, "bench overlap b");
   double best = 1e30;
   for (int r = 0; r < reps + 1; ++r) {
     const auto t0 = Clock::now();
-    up.enqueueWriteBuffer(da.get(), CL_FALSE, 0, bytes, a);
-    down.enqueueReadBuffer(db.get(), CL_FALSE, 0, bytes, b);
+    if (strips == 0) {
+      up.enqueueWriteBuffer(da.get(), CL_FALSE, 0, bytes, a);
+      down.enqueueReadBuffer(db.get(), CL_FALSE, 0, bytes, b);
+    }
+    for (int k = 0; k < strips; ++k) {
+      const size_t from = bytes * size_t(k) / size_t(strips);
+      const size_t size = bytes * size_t(k + 1) / size_t(strips) - from;
+      std::vector<cl::Event> uploaded(1);
+      up.enqueueWriteBuffer(da.get(), CL_FALSE, from, size, a + from, nullptr, &uploaded[0]);
+      down.enqueueReadBuffer(da.get(), CL_FALSE, from, size, b + from, &uploaded);
+      up.flush();
+    }
     up.flush();
     down.flush();
     up.finish();
@@ -428,14 +444,23 @@ int main(int argc, char** argv) try {
   const auto [h2d, d2h] = pinned_gbps(*device, in.byte_size(), reps);
   const double both_ms = overlapped_transfer_ms(*device, in.byte_size(), reps);
   const CommandCosts costs = command_costs(*device);
+  std::string floors;  // the strip pipeline with no kernels, against the bare transfer
+  for (const int strips : {4, 8, 16, 32}) {
+    const double ms = overlapped_transfer_ms(*device, in.byte_size(), reps, strips);
+    char text[64];
+    std::snprintf(text, sizeof text, "%s%d %.2f ms (%.2fx)", floors.empty() ? "" : ", ", strips, ms,
+                  ms / both_ms);
+    floors += text;
+  }
   std::printf(
       "limits: copy kernel %.1f GB/s (%.1f MPix/s at 8 B/px f32), pinned H2D %.1f GB/s, D2H %.1f "
       "GB/s;\n"
       "        upload + download of the image at once (bare overlapped transfer) %.2f ms;\n"
+      "        in strips, each downloaded after its upload, no kernels: %s;\n"
       "        per command: empty kernel %.1f us, 4 KiB write %.1f us, kernel + finish %.1f us, "
       "set argument %.2f us\n",
-      copy, copy * 1e3 / 8, h2d, d2h, both_ms, costs.kernel_us, costs.write_us, costs.round_trip_us,
-      costs.set_arg_us);
+      copy, copy * 1e3 / 8, h2d, d2h, both_ms, floors.c_str(), costs.kernel_us, costs.write_us,
+      costs.round_trip_us, costs.set_arg_us);
 
   std::vector<Row> rows;
   struct Versus {
