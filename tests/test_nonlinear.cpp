@@ -61,10 +61,12 @@ const Layout layouts[] = {{clf::Variant::direct, 1, "direct"},
                           {clf::Variant::direct, 16, "direct x16"},
                           {clf::Variant::tiled, 0, "tiled"}};
 
-// One output a work-item, direct, with the plugins' knobs given set, for the scope.
+// Direct, one output a work-item (or vectors of them), with the plugins' knobs given set, for the
+// scope.
 struct KnobScope : test::VariantScope {
-  explicit KnobScope(std::initializer_list<std::pair<const char*, std::string>> knobs)
-      : VariantScope(clf::Variant::direct, 1) {
+  explicit KnobScope(std::initializer_list<std::pair<const char*, std::string>> knobs,
+                     int vector_width = 1)
+      : VariantScope(clf::Variant::direct, vector_width) {
     clf::Tuning t = test::device()->tuning();
     for (const auto& [name, value] : knobs) t.knobs[name] = value;
     test::device()->set_tuning(t);
@@ -127,6 +129,41 @@ TEST_CASE("the rank filters' tiles of outputs give one output's bits", "[layout]
       }
     }
   }
+}
+
+TEST_CASE("the 3x3 median from sorted columns gives the network's bits", "[layout]") {
+  // rank.median3_rows 2 (CPUs): vectors of 8 outputs in 2 rows a work-item, against one output a
+  // work-item; a width 8 does not divide (the row's tail), an odd height (a last row alone), strips
+  // of 1 and 5 rows, every border kind.
+  const char* const specs[] = {"median:ksize=3", "median:ksize=3,border=reflect101",
+                               "median:ksize=3,border=wrap",
+                               "median:ksize=3,border=constant,border_value=7"};
+  for (const clf::PixelType type : {clf::PixelType::u8, clf::PixelType::f32})
+    for (const int channels : {1, 3}) {
+      const clf::Image in = test::random_image(83, 29, channels, type, 17);
+      for (const char* spec : specs) {
+        clf::Image want;
+        {
+          test::VariantScope scope(clf::Variant::direct, 1);
+          want = test::run_chain({spec}, in);
+        }
+        for (const char* rows : {"2", "0"}) {
+          INFO(spec << " " << clf::pixel_type_name(type) << " x" << channels
+                    << ", rank.median3_rows " << rows);
+          KnobScope scope({{"rank.median3_rows", rows}}, 8);
+          clf::Pipeline p(test::device());
+          p.add(test::registry(), spec);
+          CHECK((p.filter(0).describe().find("2 rows from sorted columns") != std::string::npos) ==
+                (rows[0] == '2'));
+          CHECK(test::identical(test::run_chain({spec}, in), want));
+          for (const int strip_rows : {1, 5}) {
+            clf::RunOptions strips;
+            strips.strip_rows = strip_rows;
+            CHECK(test::identical(test::run_chain({spec}, in, strips), want));
+          }
+        }
+      }
+    }
 }
 
 TEST_CASE("a tile's selection network gives each window's Q-th value, at fewer operations") {

@@ -302,6 +302,10 @@ std::vector<TuneFamily> tune_families(const DeviceInfo& info) {
   families.push_back(knob_family("column line",
                                  {"morphology:op=dilate,ksize=63", "morphology:op=tophat,ksize=41"},
                                  "morphology.line_walk_rows", {"0", "100", "200", "400"}));
+  // The 3x3 median from sorted columns, 2 rows a work-item (the database's on CPUs; GPUs take
+  // tiles of outputs, which it does not apply to), or the vectors' network.
+  families.push_back(knob_family("median 3x3", {"median:ksize=3", "median:ksize=3,border=wrap"},
+                                 "rank.median3_rows", {"2", "0"}));
   // The row line in tiles of outputs a group, their blocks scanned in chunks, from 81x81 (the
   // database's on GPUs), or one block a work-item at every radius.
   families.push_back(

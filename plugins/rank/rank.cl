@@ -3,7 +3,8 @@
 //   rank_network_*   K <= 9: the window in registers, sorted by a compare-exchange network pruned
 //                    to the comparators that reach position Q (-D CLF_RANK_NETWORK, made on the
 //                    host); _tiled stages the group's window in __local with clf_stage_window,
-//                    _direct reads global memory (CPU devices)
+//                    _direct reads global memory (CPU devices); rank_median3_vector, the 3x3
+//                    median in CPU vectors from sorted columns, 2 rows a work-item
 //   rank_tile        K <= 9: MX x MY outputs a work-item from one shared window, the sorts and
 //                    merges their windows share done once (CLF_RANK_TILE, made on the host by
 //                    selection.cpp)
@@ -61,6 +62,48 @@ __kernel void rank_network_vector(CLF_PLANE_IN(src), CLF_PLANE(dst), int width, 
     CLF_RANK_NETWORK
     d[t] = v[Q];
   }
+}
+
+// The 3x3 median, VW outputs of each of 2 rows a work-item (-D MEDIAN3, CPU devices): each window
+// column sorted (lo <= mid <= hi), the two rows' columns sharing the sort of their middle two
+// rows; the median is then med3(the largest lo, med3 of the mids, the smallest hi). 27 min and
+// max operations an output against the network's 40, on the same picks.
+#define MED3(a, b, c) fmax(fmin(a, b), fmin(fmax(a, b), c))
+__kernel void rank_median3_vector(CLF_PLANE_IN(src), CLF_PLANE(dst), int width, int rows) {
+  const int x0 = get_global_id(0) * VW, y0 = get_global_id(1) * 2, c = get_global_id(2);
+  if (x0 >= width || y0 >= rows) return;
+  const bool two = y0 + 1 < rows;  // else row y0 + 2 is past the halo: row y0 + 1 stands in
+  const __global float* s = src + src_origin + c * src_plane + (y0 - 1) * src_pitch + (x0 - 1);
+  __global float* d = dst + dst_origin + c * dst_plane + y0 * dst_pitch + x0;
+  if (x0 + VW <= width) {
+    rank_floatv lo[2][3], mid[2][3], hi[2][3];
+#pragma unroll
+    for (int i = 0; i < 3; ++i) {
+      const rank_floatv a = CLF_CAT(vload, VW)(0, s + i),
+                        b = CLF_CAT(vload, VW)(0, s + src_pitch + i),
+                        e = CLF_CAT(vload, VW)(0, s + 2 * src_pitch + i),
+                        f = CLF_CAT(vload, VW)(0, s + (two ? 3 : 2) * src_pitch + i);
+      const rank_floatv p0 = fmin(b, e), p1 = fmax(b, e);  // the shared rows, sorted
+      lo[0][i] = fmin(p0, a), mid[0][i] = fmax(p0, fmin(p1, a)), hi[0][i] = fmax(p1, a);
+      lo[1][i] = fmin(p0, f), mid[1][i] = fmax(p0, fmin(p1, f)), hi[1][i] = fmax(p1, f);
+    }
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+      if (r == 0 || two)
+        CLF_CAT(vstore, VW)(MED3(fmax(fmax(lo[r][0], lo[r][1]), lo[r][2]),
+                                 MED3(mid[r][0], mid[r][1], mid[r][2]),
+                                 fmin(fmin(hi[r][0], hi[r][1]), hi[r][2])),
+                            0, d + r * dst_pitch);
+    return;
+  }
+  for (int r = 0; r < (two ? 2 : 1); ++r)  // the row's tail: the network, one output at a time
+    for (int t = 0; t < width - x0; ++t) {
+      float v[N];
+      for (int j = 0; j < K; ++j)
+        for (int i = 0; i < K; ++i) v[j * K + i] = s[(r + j) * src_pitch + i + t];
+      CLF_RANK_NETWORK
+      d[r * dst_pitch + t] = v[Q];
+    }
 }
 #endif
 
