@@ -73,6 +73,12 @@ struct KnobScope : test::VariantScope {
   }
 };
 
+// `spec` on `in` with one output a work-item, direct: what every layout must give.
+clf::Image one_output_a_work_item(const std::string& spec, const clf::Image& in) {
+  test::VariantScope scope(clf::Variant::direct, 1);
+  return test::run_chain({spec}, in);
+}
+
 }  // namespace
 
 TEST_CASE("every layout and 1-row strips give the same bits for median, rank and morphology",
@@ -81,11 +87,7 @@ TEST_CASE("every layout and 1-row strips give the same bits for median, rank and
     for (const int channels : {1, 3}) {
       const clf::Image in = test::random_image(83, 29, channels, type, 11);
       for (const char* spec : exact_specs) {
-        clf::Image want;
-        {
-          test::VariantScope scope(clf::Variant::direct, 1);
-          want = test::run_chain({spec}, in);
-        }
+        const clf::Image want = one_output_a_work_item(spec, in);
         for (const Layout& layout : layouts) {
           INFO(spec << " " << clf::pixel_type_name(type) << " x" << channels << " " << layout.name);
           test::VariantScope scope(layout.variant, layout.vector_width);
@@ -108,11 +110,7 @@ TEST_CASE("the rank filters' tiles of outputs give one output's bits", "[layout]
   for (const clf::PixelType type : {clf::PixelType::u8, clf::PixelType::f32}) {
     const clf::Image in = test::random_image(83, 29, 3, type, 13);
     for (const char* spec : specs) {
-      clf::Image want;
-      {
-        test::VariantScope scope(clf::Variant::direct, 1);
-        want = test::run_chain({spec}, in);
-      }
+      const clf::Image want = one_output_a_work_item(spec, in);
       for (const auto tile : {std::pair{2, 2}, std::pair{3, 4}}) {
         INFO(spec << " " << clf::pixel_type_name(type) << " " << tile.first << "x" << tile.second);
         KnobScope scope({{"rank.tile_width", std::to_string(tile.first)},
@@ -142,11 +140,7 @@ TEST_CASE("the 3x3 median from sorted columns gives the network's bits", "[layou
     for (const int channels : {1, 3}) {
       const clf::Image in = test::random_image(83, 29, channels, type, 17);
       for (const char* spec : specs) {
-        clf::Image want;
-        {
-          test::VariantScope scope(clf::Variant::direct, 1);
-          want = test::run_chain({spec}, in);
-        }
+        const clf::Image want = one_output_a_work_item(spec, in);
         for (const char* rows : {"2", "0"}) {
           INFO(spec << " " << clf::pixel_type_name(type) << " x" << channels
                     << ", rank.median3_rows " << rows);
@@ -360,11 +354,7 @@ TEST_CASE("bilateral: every layout and 1-row strips within float rounding", "[la
   for (const int channels : {1, 3, 5}) {  // 5: past the tiled kernel's 4, direct on every device
     const clf::Image in = test::random_image(77, 23, channels, clf::PixelType::f32, 9);
     const std::string spec = "bilateral:d=7,sigma_color=0.3,sigma_space=2,border=reflect";
-    clf::Image want;
-    {
-      test::VariantScope scope(clf::Variant::direct, 1);
-      want = test::run_chain({spec}, in);
-    }
+    const clf::Image want = one_output_a_work_item(spec, in);
     for (const Layout& layout : layouts) {
       INFO(layout.name << " x" << channels);
       test::VariantScope scope(layout.variant, layout.vector_width);
@@ -448,11 +438,7 @@ TEST_CASE("unsharp in the blur's single pass equals the blur and the combine, ev
     for (const char* spec :
          {"unsharp:sigma=2,amount=1.5", "unsharp:sigma=3,amount=0.7,threshold=0.05",
           "unsharp:sigma=1.2,amount=2,border=wrap"}) {
-      clf::Image want;
-      {
-        test::VariantScope scope(clf::Variant::direct, 1);
-        want = test::run_chain({spec}, in);
-      }
+      const clf::Image want = one_output_a_work_item(spec, in);
       // The layout in scope: the composed result, and the same bits in strips of one row.
       const auto check_layout = [&] {
         const clf::Image whole = test::run_chain({spec}, in);
