@@ -64,10 +64,10 @@ __kernel void rank_network_vector(CLF_PLANE_IN(src), CLF_PLANE(dst), int width, 
   }
 }
 
-// The 3x3 median, VW outputs of each of 2 rows a work-item (-D MEDIAN3, CPU devices): each window
-// column sorted (lo <= mid <= hi), the two rows' columns sharing the sort of their middle two
-// rows; the median is then med3(the largest lo, med3 of the mids, the smallest hi). 27 min and
-// max operations an output against the network's 40, on the same picks.
+// The 3x3 median, VW outputs of each of 2 rows a work-item (CPU devices, rank.median3_rows):
+// each window column sorted (lo <= mid <= hi), the two rows' columns sharing the sort of their
+// middle two rows; the median is then med3(the largest lo, med3 of the mids, the smallest hi).
+// 27 min and max operations an output against the network's 40, on the same picks.
 #define MED3(a, b, c) fmax(fmin(a, b), fmin(fmax(a, b), c))
 __kernel void rank_median3_vector(CLF_PLANE_IN(src), CLF_PLANE(dst), int width, int rows) {
   const int x0 = get_global_id(0) * VW, y0 = get_global_id(1) * 2, c = get_global_id(2);
