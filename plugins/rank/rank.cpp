@@ -76,6 +76,8 @@ class RankFilter : public Filter {
       tile_w_ = std::clamp(int(device_.knob_number("rank.tile_width", 1)), 1, k);
       tile_h_ = std::clamp(int(device_.knob_number("rank.tile_height", 1)), 1, k);
     }
+    median3_ = !tiled_ && vector_ > 1 && k == 3 && q_ == 4 && tile_w_ * tile_h_ == 1 &&
+               device_.knob_number("rank.median3_rows", 0) == 2;
   }
   Halo halo() const override { return {radius_, radius_}; }
   Border border() const override { return border_; }
@@ -95,7 +97,7 @@ class RankFilter : public Filter {
       else if (tiled_)
         stage.launch(kernel, cl::NDRange(up(w, network_tile_w), up(h, network_tile_h), c),
                      cl::NDRange(network_tile_w, network_tile_h, 1), "rank_network_tiled");
-      else if (median3())
+      else if (median3_)
         stage.launch(kernel, cl::NDRange((w + vector_ - 1) / vector_, (h + 1) / 2, c),
                      cl::NullRange, "rank_median3_vector");
       else if (vector_ > 1)
@@ -143,10 +145,7 @@ class RankFilter : public Filter {
   // (1 x 1: none). Planes smaller than a tile (1-row strips) take the one-output kernels.
   int tile_w_ = 1, tile_h_ = 1;
   // Direct in vectors, the 3x3 median from sorted columns, 2 rows a work-item (rank.median3_rows).
-  bool median3() const {
-    return !tiled_ && vector_ > 1 && radius_ == 1 && q_ == 4 && tile_w_ * tile_h_ == 1 &&
-           device_.knob_number("rank.median3_rows", 0) == 2;
-  }
+  bool median3_ = false;
   std::map<std::string, cl::Kernel> kernels_;
   bool tile_fits(const Stage& stage) const {
     return tile_w_ * tile_h_ > 1 && stage.width() >= tile_w_ && stage.rows() >= tile_h_;
@@ -156,7 +155,7 @@ class RankFilter : public Filter {
     return tiled_
                ? " tiled " + std::to_string(network_tile_w) + "x" + std::to_string(network_tile_h)
            : tile_w_ * tile_h_ > 1 ? " direct, " + tile + " outputs a work-item"
-           : median3()   ? " direct x" + std::to_string(vector_) + ", 2 rows from sorted columns"
+           : median3_    ? " direct x" + std::to_string(vector_) + ", 2 rows from sorted columns"
            : vector_ > 1 ? " direct x" + std::to_string(vector_)
                          : " direct";
   }
@@ -204,7 +203,7 @@ class RankFilter : public Filter {
         source = "#define CLF_RANK_NETWORK " + pruned_network(k * k, q_) + "\n" + source;
         if (vector_ > 1) options += " -D VW=" + std::to_string(vector_);
         name = tiled_        ? "rank_network_tiled"
-               : median3()   ? "rank_median3_vector"
+               : median3_    ? "rank_median3_vector"
                : vector_ > 1 ? "rank_network_vector"
                              : "rank_network_direct";
       }

@@ -27,12 +27,13 @@ tracked = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, tex
 # The code: every tracked file but the docs and this one (its self-test's names are made up).
 code_files = [f for f in tracked if not f.endswith(".md") and f != "tests/tools/check_docs.py"
               and (root / f).is_file()]
-text = "\n".join((root / f).read_text(errors="replace") for f in code_files)
+bodies = {f: (root / f).read_text(errors="replace") for f in code_files}
+text = "\n".join(bodies.values())
 
 
 def code_only(name):
     """A source file without its comments: a name in the docs must be in the code itself."""
-    body = (root / name).read_text(errors="replace")
+    body = bodies[name]
     if re.search(r"\.(c|h|cpp|hpp|cl|clh)$", name):
         return re.sub(r"//[^\n]*|/\*.*?\*/", " ", body, flags=re.S)
     if re.search(r"\.(py|sh|txt|cmake|tuning)$|^\.ci/|^scripts/", name):
