@@ -56,6 +56,7 @@ DeviceInfo describe(const cl::Platform& platform, const cl::Device& device, int 
   const cl_device_type type = device.getInfo<CL_DEVICE_TYPE>();
   info.is_gpu = (type & CL_DEVICE_TYPE_GPU) != 0;
   info.is_cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
+  info.fp32_denormals = (device.getInfo<CL_DEVICE_SINGLE_FP_CONFIG>() & CL_FP_DENORM) != 0;
   info.global_mem_bytes = device.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>();
   info.max_alloc_bytes = device.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>();
   info.local_mem_bytes = device.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>();

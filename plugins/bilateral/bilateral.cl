@@ -110,26 +110,27 @@ __kernel __attribute__((reqd_work_group_size(TW, TH, 1))) void bilateral_tiled(B
 #define BL_HX CLF_HALO4(BL_R)
 #define BL_W (4 * ((BL_HX + BL_N + BL_R + 3) / 4))  // floats of a window row, per channel
 #if defined(BL_LUT)
-// A distance added to 1.5 * 2^23 keeps its integer value in the float's low mantissa bits; the
-// entry's byte address is those bits times 4 BL_COPIES plus the work-item's lut_at (unsigned
-// arithmetic, wrapping). With -D BL_COPIES=32 the table is held once per lane of a 32-wide warp,
-// interleaved (entry i of copy l at 32 i + l): each lane reads its own bank, so the distances never
-// put two lanes of a warp on one bank, as random ones do in a single copy.
-#define BL_KEY0 0x1.8p23f
-#define BL_COLOR_OF(key) \
-  (*(const __local float*)((const __local char*)lut + (as_uint(key) * (4u * BL_COPIES) + lut_at)))
+// A whole number n times 2^-149 is the denormal float whose bits are n, and such floats add
+// exactly while below 2^-126 (the host takes this path only where the device keeps denormals). A
+// tap's key is the work-item's key0, the bits 4 (lane % BL_COPIES), plus its colour distance times
+// BL_STEP = 4 BL_COPIES 2^-149: the key's bits are the byte offset of the distance's entry, with
+// no integer arithmetic before the load. With -D BL_COPIES=32 the table is held once per lane of
+// a 32-wide warp, interleaved (entry i of copy l at 32 i + l): each lane reads its own bank, so
+// the distances never put two lanes of a warp on one bank, as random ones do in a single copy.
+#define BL_KEY(dist) fma(dist, 4.f * BL_COPIES * 0x1p-149f, key0)
+#define BL_COLOR_OF(key) (*(const __local float*)((const __local char*)lut + as_uint(key)))
 #else
-#define BL_KEY0 0.f
+#define BL_KEY(dist) (dist)
 #define BL_COLOR_OF(key) COLOR(key)
 #endif
 
-// BL_KEY0 plus the colour distance of a tap's channels (v[c * BL_W]) to the centre's
+// The key of the colour distance of a tap's channels (v[c * BL_W]) to the centre's
 // (centre[c * BL_N]).
-inline float bl_distance(const float* v, const float* centre) {
-  float key = BL_KEY0;
+inline float bl_key(const float* v, const float* centre, float key0) {
+  float dist = fabs(v[0] - centre[0]);
 #pragma unroll
-  for (int c = 0; c < CH; ++c) key += fabs(v[c * BL_W] - centre[c * BL_N]);
-  return key;
+  for (int c = 1; c < CH; ++c) dist += fabs(v[c * BL_W] - centre[c * BL_N]);
+  return BL_KEY(dist);
 }
 
 // One window row into f (CH runs of BL_W floats from column x0 - BL_HX of `row`); float4s that
@@ -155,7 +156,7 @@ inline void bl_load(const __global float* row, int plane, int x0, int width, flo
 // Output o's tap at column k of window row f, into the group's gw and gs.
 #define BL_TAP(f, k)                                                              \
   {                                                                               \
-    const float cw = BL_COLOR_OF(bl_distance(f + BL_HX + (k), centre + o));      \
+    const float cw = BL_COLOR_OF(bl_key(f + BL_HX + (k), centre + o, key0));      \
     gw += cw;                                                                     \
     for (int c = 0; c < CH; ++c) gs[c] += cw * f[c * BL_W + BL_HX + (k)];         \
   }
@@ -178,8 +179,10 @@ __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(
     const int dist = i / BL_COPIES;
     lut[i] = exp((float)(dist * dist) * color_coeff);
   }
-  const uint lut_at = (get_local_id(0) % BL_COPIES) * 4u - 0x4B400000u * (4u * BL_COPIES);
+  const float key0 = as_float((uint)(get_local_id(0) % BL_COPIES) * 4u);
   barrier(CLK_LOCAL_MEM_FENCE);
+#else
+  const float key0 = 0.f;
 #endif
   const int x0 = get_global_id(0) * BL_N;
   if (x0 >= width) return;

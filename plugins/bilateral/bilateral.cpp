@@ -3,7 +3,8 @@
 // channels together (Stage planes carry them, plane_stride floats apart). The kernel is built per
 // channel count, when the first strip says it (Stage::channels), and on GPUs (the rows layout,
 // bilateral.outputs in the tuning) per pixel type too: u8 levels take their colour weights from a
-// table of the integral distances (Stage::pixel_type).
+// table of the integral distances (Stage::pixel_type), on devices that keep float denormals (the
+// table's keys are denormal floats).
 #include <algorithm>
 #include <clf/error.hpp>
 #include <clf/filter.hpp>
@@ -151,7 +152,8 @@ class Bilateral : public Filter {
   const Layout& layout_for(int channels, bool table) {
     // Only the rows layout reads the table.
     const int outputs = channels <= tiled_max_channels ? rows_outputs_ : 0;
-    const auto key = std::make_pair(channels, table && outputs > 0);
+    const auto key =
+        std::make_pair(channels, table && outputs > 0 && device_.info().fp32_denormals);
     auto found = kernels_.find(key);
     if (found != kernels_.end()) return found->second;
     Layout layout;
