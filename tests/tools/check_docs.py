@@ -22,8 +22,9 @@ import sys
 
 root = pathlib.Path(__file__).resolve().parents[2]
 docs = [root / "README.md"] + sorted((root / "docs").glob("*.md"))
-tracked = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True,
-                         check=True).stdout.split()
+# The working tree's files: tracked, and new ones git does not ignore (not yet added).
+tracked = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+                         cwd=root, capture_output=True, text=True, check=True).stdout.split()
 # The code: every tracked file but the docs and this one (its self-test's names are made up).
 code_files = [f for f in tracked if not f.endswith(".md") and f != "tests/tools/check_docs.py"
               and (root / f).is_file()]
