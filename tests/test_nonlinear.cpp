@@ -434,6 +434,39 @@ TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, flo
         }
 }
 
+TEST_CASE("bilateral: a device whose programs flush denormals computes every u8 colour weight",
+          "[layout]") {
+  // The u8 table's keys are denormal floats: with -cl-denorms-are-zero (or fast or unsafe math)
+  // in the build options the keys would all read entry 0, so the rows layout takes no table.
+  const std::string selector = test::device()->info().is_gpu ? "gpu" : "cpu";
+  for (const char* flush : {"-cl-denorms-are-zero", "-cl-fast-relaxed-math"}) {
+    INFO(flush);
+    clf::DeviceOptions options;
+    options.build_options = flush;
+    auto device = clf::Device::open(selector, options);
+    CHECK_FALSE(device->info().fp32_denormals);
+    CHECK(clf::Device::open(selector)->info().fp32_denormals ==
+          test::device()->info().fp32_denormals);
+    clf::Tuning t = device->tuning();
+    t.knobs["bilateral.outputs"] = "4";
+    t.knobs["bilateral.rows_max_radius"] = "8";
+    t.knobs["bilateral.lane_tables"] = "1";
+    device->set_tuning(t);
+    const clf::Image in = test::random_image(45, 19, 1, clf::PixelType::u8, 23);
+    clf::Pipeline p(device);
+    p.add(test::registry(), "bilateral:d=7,sigma_color=40,sigma_space=2");
+    clf::Image got;
+    p.run(in, got);
+    CHECK_THAT(p.filter(0).describe(), Catch::Contains("rows x4"));
+    CHECK(p.filter(0).describe().find("colour table") == std::string::npos);
+    const ref::Image want = ref::bilateral(test::to_ref(in), 3, 40, 2, ref::Border::reflect101, 0);
+    const ref::Image have = test::to_ref(got);
+    double worst = 0;
+    for (size_t i = 0; i < want.values.size(); ++i)
+      worst = std::max(worst, std::abs(have.values[i] - want.values[i]));
+    CHECK(worst <= 1.0);
+  }
+}
 TEST_CASE("unsharp in the blur's single pass equals the blur and the combine, every layout",
           "[layout]") {
   // The composed result (direct: two blur passes, then the combine) against each layout, the

@@ -194,6 +194,10 @@ std::shared_ptr<Device> Device::make(const DeviceInfo& info, const cl::Device& d
   cl_check(err, "clCreateCommandQueue", impl->info.name);
   impl->alloc_limit = options.alloc_limit;
   if (!options.build_options.empty()) impl->build_options = " " + options.build_options;
+  // Programs built to flush denormals (or free to: fast or unsafe math) do not keep them.
+  for (const char* flush :
+       {"-cl-denorms-are-zero", "-cl-fast-relaxed-math", "-cl-unsafe-math-optimizations"})
+    if (options.build_options.find(flush) != std::string::npos) impl->info.fp32_denormals = false;
   std::string cache_dir;
   if (!options.cache_dir.empty()) {
     std::error_code ec;

@@ -19,7 +19,9 @@ struct DeviceInfo {
   int platform_index = 0, device_index = 0;
   std::string platform_name, name, vendor, version, driver_version;
   bool is_gpu = false, is_cpu = false;
-  bool fp32_denormals = false;  // CL_FP_DENORM: float arithmetic keeps denormals (not flushed)
+  // Float arithmetic in this device's programs keeps denormals: the device reports CL_FP_DENORM
+  // and no build option (DeviceOptions::build_options) flushes them.
+  bool fp32_denormals = false;
   uint64_t global_mem_bytes = 0, max_alloc_bytes = 0, local_mem_bytes = 0;
   size_t max_work_group_size = 0;
   int compute_units = 0;
