@@ -44,6 +44,14 @@ std::vector<cl::Platform> platforms() {
   return list;
 }
 
+// Programs built with these options flush denormals (or are free to: fast or unsafe math).
+bool flushes_denormals(const std::string& build_options) {
+  for (const char* flush :
+       {"-cl-denorms-are-zero", "-cl-fast-relaxed-math", "-cl-unsafe-math-optimizations"})
+    if (build_options.find(flush) != std::string::npos) return true;
+  return false;
+}
+
 DeviceInfo describe(const cl::Platform& platform, const cl::Device& device, int p, int d) {
   DeviceInfo info;
   info.platform_index = p;
@@ -194,10 +202,7 @@ std::shared_ptr<Device> Device::make(const DeviceInfo& info, const cl::Device& d
   cl_check(err, "clCreateCommandQueue", impl->info.name);
   impl->alloc_limit = options.alloc_limit;
   if (!options.build_options.empty()) impl->build_options = " " + options.build_options;
-  // Programs built to flush denormals (or free to: fast or unsafe math) do not keep them.
-  for (const char* flush :
-       {"-cl-denorms-are-zero", "-cl-fast-relaxed-math", "-cl-unsafe-math-optimizations"})
-    if (options.build_options.find(flush) != std::string::npos) impl->info.fp32_denormals = false;
+  if (flushes_denormals(options.build_options)) impl->info.fp32_denormals = false;
   std::string cache_dir;
   if (!options.cache_dir.empty()) {
     std::error_code ec;
