@@ -110,13 +110,14 @@ __kernel __attribute__((reqd_work_group_size(TW, TH, 1))) void bilateral_tiled(B
 #define BL_HX CLF_HALO4(BL_R)
 #define BL_W (4 * ((BL_HX + BL_N + BL_R + 3) / 4))  // floats of a window row, per channel
 #if defined(BL_LUT)
-// A whole number n times 2^-149 is the denormal float whose bits are n, and such floats add
-// exactly while below 2^-126 (the host takes this path only where the device keeps denormals). A
-// tap's key is the work-item's key0, the bits 4 (lane % BL_COPIES), plus its colour distance times
-// BL_STEP = 4 BL_COPIES 2^-149: the key's bits are the byte offset of the distance's entry, with
-// no integer arithmetic before the load. With -D BL_COPIES=32 the table is held once per lane of
-// a 32-wide warp, interleaved (entry i of copy l at 32 i + l): each lane reads its own bank, so
-// the distances never put two lanes of a warp on one bank, as random ones do in a single copy.
+// A whole number n times 2^-149 is the denormal float whose bits are n, and such floats add exactly
+// while below 2^-126 (the host takes this path only where the device keeps denormals). A tap's key
+// is the work-item's key0, the bits 4 (lane % BL_COPIES), plus its colour distance times 4
+// BL_COPIES 2^-149: the key's bits are the byte offset of the distance's entry (below the table's
+// size, far from 2^23), with no integer arithmetic before the load. With -D BL_COPIES=32 the table
+// is held once per lane of a 32-wide warp, interleaved (entry i of copy l at 32 i + l): each lane
+// reads its own bank, so the distances never put two lanes of a warp on one bank, as random ones do
+// in a single copy.
 #define BL_KEY(dist) fma(dist, 4.f * BL_COPIES * 0x1p-149f, key0)
 #define BL_COLOR_OF(key) (*(const __local float*)((const __local char*)lut + as_uint(key)))
 #else
