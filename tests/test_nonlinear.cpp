@@ -370,6 +370,42 @@ TEST_CASE("bilateral: every layout and 1-row strips within float rounding", "[la
   }
 }
 
+TEST_CASE("bilateral: u8 levels take the host's colour table in every other layout, within a level",
+          "[layout]") {
+  // Direct, SIMD vectors and tiled (the rows layout off), on CPUs: the weights of whole-number
+  // distances from the host's table (GPUs: native_exp); a fractional constant border is no level,
+  // so that takes exp.
+  const std::pair<const char*, bool> borders[] = {{"border=reflect", true},
+                                                  {"border=constant,border_value=7.5", false}};
+  for (const int channels : {1, 3, 5})
+    for (const auto& [border, table] : borders) {
+      const clf::Image in = test::random_image(45, 19, channels, clf::PixelType::u8, 29);
+      const std::string spec = "bilateral:d=7,sigma_color=40,sigma_space=2," + std::string(border);
+      const ref::Image want =
+          ref::bilateral(test::to_ref(in), 3, 40, 2,
+                         table ? ref::Border::reflect : ref::Border::constant, table ? 0 : 7.5);
+      for (const Layout& layout : layouts) {
+        INFO(spec << " x" << channels << " " << layout.name);
+        KnobScope scope({{"bilateral.outputs", "0"}}, layout.vector_width);
+        test::VariantScope variant(layout.variant, layout.vector_width);
+        clf::Pipeline p(test::device());
+        p.add(test::registry(), spec);
+        clf::Image got;
+        p.run(in, got);
+        CHECK((p.filter(0).describe().find("host's colour table") != std::string::npos) ==
+              (table && !test::device()->info().is_gpu));
+        const ref::Image have = test::to_ref(got);
+        double worst = 0;
+        for (size_t i = 0; i < want.values.size(); ++i)
+          worst = std::max(worst, std::abs(have.values[i] - want.values[i]));
+        CHECK(worst <= 1.0);
+        clf::RunOptions strips;
+        strips.strip_rows = 1;
+        CHECK(test::identical(test::run_chain({spec}, in, strips), got));
+      }
+    }
+}
+
 TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, float within 1e-5",
           "[layout]") {
   // The GPUs' layout, forced on any device: outputs a row a work-item, the taps of a space weight
@@ -410,10 +446,13 @@ TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, flo
           p.run(in, got);
           const std::string layout = p.filter(0).describe();
           CHECK_THAT(layout, Catch::Contains(layout_name));
-          // The table's keys are denormal floats: devices that flush them compute every weight.
+          // The __local table's keys are denormal floats: CPUs that flush them take the host's
+          // table, GPUs native_exp.
           const clf::DeviceInfo& info = test::device()->info();
+          const bool host_table = u8 && c.table && !info.fp32_denormals && !info.is_gpu;
           CHECK((layout.find("colour table") != std::string::npos) ==
-                (u8 && c.table && info.fp32_denormals));
+                (u8 && c.table && (info.fp32_denormals || !info.is_gpu)));
+          CHECK((layout.find("host's colour table") != std::string::npos) == host_table);
           // 32 copies of the table where they fit the device (one channel's 32 KiB: everywhere).
           const bool fits = (255 * channels + 1) * 32 * 4 + 1024 <= int64_t(info.local_mem_bytes) &&
                             info.max_work_group_size >= 256;
@@ -434,10 +473,11 @@ TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, flo
         }
 }
 
-TEST_CASE("bilateral: a device whose programs flush denormals computes every u8 colour weight",
+TEST_CASE("bilateral: a device whose programs flush denormals takes no __local colour table",
           "[layout]") {
-  // The u8 table's keys are denormal floats: with -cl-denorms-are-zero (or fast or unsafe math)
-  // in the build options the keys would all read entry 0, so the rows layout takes no table.
+  // The __local table's keys are denormal floats: with -cl-denorms-are-zero (or fast or unsafe
+  // math) in the build options they would all read entry 0, so the rows layout takes the host's
+  // table on CPUs and native_exp on GPUs.
   const std::string selector = test::device()->info().is_gpu ? "gpu" : "cpu";
   for (const char* flush : {"-cl-denorms-are-zero", "-cl-fast-relaxed-math"}) {
     INFO(flush);
@@ -457,8 +497,10 @@ TEST_CASE("bilateral: a device whose programs flush denormals computes every u8 
     p.add(test::registry(), "bilateral:d=7,sigma_color=40,sigma_space=2");
     clf::Image got;
     p.run(in, got);
-    CHECK_THAT(p.filter(0).describe(), Catch::Contains("rows x4"));
-    CHECK(p.filter(0).describe().find("colour table") == std::string::npos);
+    const std::string layout = p.filter(0).describe();
+    CHECK_THAT(layout, Catch::Contains("rows x4"));
+    CHECK((layout.find("colour table") != std::string::npos) == !device->info().is_gpu);
+    CHECK((layout.find("host's colour table") != std::string::npos) == !device->info().is_gpu);
     const ref::Image want = ref::bilateral(test::to_ref(in), 3, 40, 2, ref::Border::reflect101, 0);
     const ref::Image have = test::to_ref(got);
     double worst = 0;

@@ -13,10 +13,17 @@
 #define BILATERAL_EXP exp
 #endif
 #define COLOR(dist) BILATERAL_EXP((dist) * (dist)*color_coeff)
+// With -D BILATERAL_TABLE (u8 levels: whole-number distances) the weight of distance d is the
+// host's colors[d] instead; WEIGHT1 for one pixel, WEIGHTV (below) for VW of them.
+#if defined(BILATERAL_TABLE)
+#define WEIGHT1(dist) colors[(int)(dist)]
+#else
+#define WEIGHT1(dist) COLOR(dist)
+#endif
 
 
 // One output pixel from window rows `s` (channel c at s + c * plane), `pitch` apart.
-#define BILATERAL_PIXEL(T, LOAD, s, pitch, plane, out_store)                        \
+#define BILATERAL_PIXEL(T, LOAD, s, pitch, plane, out_store, WEIGHT)                \
   {                                                                                 \
     T centre[CH], sum[CH], wsum = (T)(0.f);                                         \
     for (int c = 0; c < CH; ++c) {                                                  \
@@ -30,7 +37,7 @@
         v[c] = LOAD((s) + c * (plane) + at);                                        \
         dist += fabs(v[c] - centre[c]);                                             \
       }                                                                             \
-      const T w = space[k] * COLOR(dist);                                           \
+      const T w = space[k] * WEIGHT(dist);                                          \
       wsum += w;                                                                    \
       for (int c = 0; c < CH; ++c) sum[c] += w * v[c];                              \
     }                                                                               \
@@ -39,7 +46,7 @@
 
 #define BILATERAL_ARGS                                                                     \
   CLF_PLANE_IN(src), CLF_PLANE(dst), int width, int rows, __constant int2 *offsets,       \
-      __constant float *space, int taps, float color_coeff
+      __constant float *space, int taps, float color_coeff, __global const float *colors
 
 #define LOAD1(p) (*(p))
 __kernel void bilateral_direct(BILATERAL_ARGS) {
@@ -48,12 +55,28 @@ __kernel void bilateral_direct(BILATERAL_ARGS) {
   const __global float* s = src + src_origin + y * src_pitch + x;
   __global float* d = dst + dst_origin + y * dst_pitch + x;
 #define STORE1(c, v) d[(c)*dst_plane] = (v)
-  BILATERAL_PIXEL(float, LOAD1, s, src_pitch, src_plane, STORE1)
+  BILATERAL_PIXEL(float, LOAD1, s, src_pitch, src_plane, STORE1, WEIGHT1)
 }
 
 #if defined(VW)
 typedef CLF_CAT(float, VW) bilateral_floatv;
 #define LOADV(p) CLF_CAT(vload, VW)(0, p)
+// The host's weights of VW whole-number distances i (-D BILATERAL_TABLE): VW loads (the host
+// takes VW 4 or 8).
+#define BL_AT4(i, a, b, c, d) colors[(i).a], colors[(i).b], colors[(i).c], colors[(i).d]
+#if VW == 4
+#define BL_GATHER(i) (float4)(BL_AT4(i, s0, s1, s2, s3))
+#else
+#define BL_GATHER(i) (float8)(BL_AT4(i, s0, s1, s2, s3), BL_AT4(i, s4, s5, s6, s7))
+#endif
+inline bilateral_floatv bl_weights(__global const float* colors, CLF_CAT(int, VW) i) {
+  return BL_GATHER(i);
+}
+#if defined(BILATERAL_TABLE)
+#define WEIGHTV(dist) bl_weights(colors, CLF_CAT(convert_int, VW)(dist))
+#else
+#define WEIGHTV(dist) COLOR(dist)
+#endif
 __kernel void bilateral_vector(BILATERAL_ARGS) {
   const int x0 = get_global_id(0) * VW, y = get_global_id(1);
   if (x0 >= width || y >= rows) return;
@@ -61,14 +84,14 @@ __kernel void bilateral_vector(BILATERAL_ARGS) {
   __global float* d = dst + dst_origin + y * dst_pitch + x0;
   if (x0 + VW <= width) {
 #define STOREV(c, v) CLF_CAT(vstore, VW)(v, 0, d + (c)*dst_plane)
-    BILATERAL_PIXEL(bilateral_floatv, LOADV, s, src_pitch, src_plane, STOREV)
+    BILATERAL_PIXEL(bilateral_floatv, LOADV, s, src_pitch, src_plane, STOREV, WEIGHTV)
     return;
   }
   for (int t = 0; t < width - x0; ++t) {
     const __global float* st = s + t;
     __global float* dt = d + t;
 #define STORET(c, v) dt[(c)*dst_plane] = (v)
-    BILATERAL_PIXEL(float, LOAD1, st, src_pitch, src_plane, STORET)
+    BILATERAL_PIXEL(float, LOAD1, st, src_pitch, src_plane, STORET, WEIGHT1)
   }
 }
 #endif
@@ -93,7 +116,7 @@ __kernel __attribute__((reqd_work_group_size(TW, TH, 1))) void bilateral_tiled(B
   if (x >= width || y >= rows) return;  // after the last work-group function
   const __local float* s = (const __local float*)win + (ly + R) * 4 * WW4 + (CLF_HX + lx);
   __global float* d = dst + dst_origin + y * dst_pitch + x;
-  BILATERAL_PIXEL(float, LOADL, s, 4 * WW4, WPLANE, STORE1)
+  BILATERAL_PIXEL(float, LOADL, s, 4 * WW4, WPLANE, STORE1, WEIGHT1)
 }
 #endif
 
@@ -106,7 +129,7 @@ __kernel __attribute__((reqd_work_group_size(TW, TH, 1))) void bilateral_tiled(B
 // it once. BL_TAPS lists, for dy = 0..BL_R, BL_ROWS(dy) and then BL_GROUP(dx, dy, space) for each
 // dx >= 0 of the disc, all literals, so the code is straight-line. With -D BL_LUT=n (u8 images:
 // integral values, colour distances below n) the colour weights come from a table in __local that
-// each group fills, one exp an entry, for its BL_YN rows; else from BILATERAL_EXP at every tap.
+// each group fills, one exp an entry, for its BL_YN rows; else from WEIGHT1 at every tap.
 #define BL_HX CLF_HALO4(BL_R)
 #define BL_W (4 * ((BL_HX + BL_N + BL_R + 3) / 4))  // floats of a window row, per channel
 #if defined(BL_LUT)
@@ -122,7 +145,7 @@ __kernel __attribute__((reqd_work_group_size(TW, TH, 1))) void bilateral_tiled(B
 #define BL_COLOR_OF(key) (*(const __local float*)((const __local char*)lut + as_uint(key)))
 #else
 #define BL_KEY(dist) (dist)
-#define BL_COLOR_OF(key) COLOR(key)
+#define BL_COLOR_OF(key) WEIGHT1(key)
 #endif
 
 // The key of the colour distance of a tap's channels (v[c * BL_W]) to the centre's

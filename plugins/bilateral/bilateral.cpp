@@ -3,8 +3,8 @@
 // channels together (Stage planes carry them, plane_stride floats apart). The kernel is built per
 // channel count, when the first strip says it (Stage::channels), and on GPUs (the rows layout,
 // bilateral.outputs in the tuning) per pixel type too: u8 levels take their colour weights from a
-// table of the integral distances (Stage::pixel_type), on devices that keep float denormals (the
-// table's keys are denormal floats).
+// table of the integral distances (Stage::pixel_type): in __local for the rows layout on devices
+// that keep float denormals (the table's keys are denormal floats), the host's on CPUs.
 #include <algorithm>
 #include <clf/error.hpp>
 #include <clf/filter.hpp>
@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <map>
 #include <utility>
+#include <vector>
 
 #include "../common/levels.hpp"
 #include "bilateral_kernels.hpp"  // bilateral_bilateral_cl
@@ -82,7 +83,8 @@ class Bilateral : public Filter {
         layout_for(stage.channels(), clf_plugins::u8_levels(stage.pixel_type(), border_));
     cl::Kernel kernel = layout.kernel;
     KernelArgs(kernel) << stage.input() << stage.output() << stage.width() << stage.rows()
-                       << offsets_.get() << space_.get() << taps_ << color_coeff_;
+                       << offsets_.get() << space_.get() << taps_ << color_coeff_
+                       << layout.colors.get();
     const size_t w = size_t(stage.width()), h = size_t(stage.rows());
     auto up = [](size_t v, size_t m) { return (v + m - 1) / m * m; };
     if (layout.outputs > 0) {
@@ -109,8 +111,9 @@ class Bilateral : public Filter {
       layouts += (layouts.empty() ? "" : ", ") + std::to_string(key.first) + " channels " +
                  layout.name() +
                  (!key.second               ? ""
+                  : layout.colors           ? " with the host's colour table"
                   : layout.table_copies > 1 ? " with a colour table per lane"
-                                            : " with a colour table");
+                                            : " with a colour table in __local");
     return text + (layouts.empty() ? std::string("layout chosen per channel count") : layouts);
   }
 
@@ -121,6 +124,7 @@ class Bilateral : public Filter {
     bool tiled = false;
     int vector = 1;
     cl::Kernel kernel;
+    DeviceBuffer colors;  // the host's colour weights by distance (u8 levels), where taken
     std::string name() const {
       return outputs > 0  ? "rows x" + std::to_string(outputs)
              : tiled      ? "tiled " + std::to_string(tile_w) + "x" + std::to_string(tile_h)
@@ -149,21 +153,30 @@ class Bilateral : public Filter {
                                         std::to_string(plane_margin(radius_)) +
                                         "-column left margin");
   }
-  const Layout& layout_for(int channels, bool table) {
-    // Only the rows layout reads the table.
+  const Layout& layout_for(int channels, bool levels) {
     const int outputs = channels <= tiled_max_channels ? rows_outputs_ : 0;
-    const auto key =
-        std::make_pair(channels, table && outputs > 0 && device_.info().fp32_denormals);
+    const auto key = std::make_pair(channels, levels);
     auto found = kernels_.find(key);
     if (found != kernels_.end()) return found->second;
     Layout layout;
     layout.outputs = outputs;
     std::string options = " -D CH=" + std::to_string(channels);
     if (device_.info().is_gpu) options += " -D BILATERAL_EXP=native_exp";
+    // u8 levels: the colour weights of the whole-number distances from a table. The rows layout's
+    // groups fill theirs in __local where the device keeps denormals (its keys); CPUs take the
+    // host's in place of exp. Other GPU layouts keep native_exp (a table in global memory is not
+    // measured against it there).
+    const uint64_t entries = 255 * uint64_t(channels) + 1;
+    const bool local_table = levels && outputs > 0 && device_.info().fp32_denormals;
+    if (levels && !local_table && !device_.info().is_gpu) {
+      std::vector<float> colors(entries);
+      for (uint64_t d = 0; d < entries; ++d) colors[d] = std::exp(float(d * d) * color_coeff_);
+      layout.colors = device_.upload(colors.data(), entries * sizeof(float), "bilateral colours");
+      options += " -D BILATERAL_TABLE";
+    }
     std::string source = bilateral_bilateral_cl;
     if (layout.outputs > 0) {
-      const uint64_t entries = 255 * uint64_t(channels) + 1;
-      if (key.second && device_.knob_number("bilateral.lane_tables", 0) != 0 &&
+      if (local_table && device_.knob_number("bilateral.lane_tables", 0) != 0 &&
           entries * lanes * sizeof(float) + 1024 <= device_.info().local_mem_bytes &&
           size_t(lane_tables_group) <= device_.info().max_work_group_size) {
         layout.table_copies = lanes;
@@ -173,7 +186,7 @@ class Bilateral : public Filter {
       options += " -D BL_R=" + std::to_string(radius_) + " -D BL_N=" + std::to_string(outputs) +
                  " -D BL_WG=" + std::to_string(layout.group) +
                  " -D BL_YN=" + std::to_string(layout.group_rows);
-      if (key.second)
+      if (local_table)
         options += " -D BL_LUT=" + std::to_string(entries) +
                    " -D BL_COPIES=" + std::to_string(layout.table_copies);
       source = rows_taps(radius_, [this](int dx, int dy) { return space_weight(dx, dy); }) + source;
@@ -198,7 +211,7 @@ class Bilateral : public Filter {
                                             : layout.tiled      ? "bilateral_tiled"
                                             : layout.vector > 1 ? "bilateral_vector"
                                                                 : "bilateral_direct");
-    return kernels_[key] = layout;
+    return kernels_.emplace(key, std::move(layout)).first->second;
   }
 };
 
