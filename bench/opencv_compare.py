@@ -2,7 +2,8 @@
 
 Pipeline time (host array in, host array out, best of N) of clfilter on the default device against
 OpenCV on the same float32 array, with the largest difference. --set linear: cv2.GaussianBlur and
-cv2.filter2D; --set nonlinear: cv2.medianBlur, cv2.dilate, cv2.bilateralFilter:
+cv2.filter2D; --set nonlinear: cv2.medianBlur, cv2.dilate, cv2.bilateralFilter (also on the
+image as u8 levels, gray and RGB):
     PYTHONPATH=build/python python3 bench/opencv_compare.py [--set nonlinear] [--size 3840x2160]
 """
 import argparse
@@ -25,8 +26,14 @@ def best_ms(run, reps):
 
 
 def nonlinear_cases(image):
-    """The non-linear filters, each with OpenCV's default border and its own."""
+    """The non-linear filters, each with OpenCV's default border and its own; a case's fourth
+    item, where there is one, is its input in place of the float32 image."""
     ellipse = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (15, 15))
+    gray = np.round(image * 255).astype(np.uint8)
+    rgb = np.ascontiguousarray(np.dstack([gray, gray[::-1], gray[:, ::-1]]))
+    u8 = [("bilateral:d=9,sigma_color=40,sigma_space=3",
+           lambda a=a: cv2.bilateralFilter(a, 9, 40, 3), "cv2.bilateralFilter", a)
+          for a in (gray, rgb)]
     return [("median:ksize=3", lambda: cv2.medianBlur(image, 3), "cv2.medianBlur"),
             ("median:ksize=5", lambda: cv2.medianBlur(image, 5), "cv2.medianBlur"),
             ("morphology:op=dilate,ksize=3", lambda: cv2.dilate(image, np.ones((3, 3), np.uint8)),
@@ -36,7 +43,7 @@ def nonlinear_cases(image):
             ("morphology:op=dilate,shape=ellipse,ksize=15", lambda: cv2.dilate(image, ellipse),
              "cv2.dilate"),
             ("bilateral:d=9,sigma_color=0.1,sigma_space=3",
-             lambda: cv2.bilateralFilter(image, 9, 0.1, 3), "cv2.bilateralFilter")]
+             lambda: cv2.bilateralFilter(image, 9, 0.1, 3), "cv2.bilateralFilter")] + u8
 
 
 def main():
@@ -65,11 +72,13 @@ def main():
     device = clfilter.devices()[0]["label"]
     print("device: %s; %s float32, best of %d" % (device, args.size, args.reps))
     print("%-44s %12s %24s %8s %10s" % ("filter", "clfilter ms", "OpenCV ms", "ratio", "max diff"))
-    for spec, opencv, name in cases:
+    for spec, opencv, name, *given in cases:
+        source = given[0] if given else image
         pipeline = clfilter.Pipeline([spec])
-        ours, theirs = best_ms(lambda: pipeline(image), args.reps), best_ms(opencv, args.reps)
-        diff = float(np.abs(pipeline(image) - opencv()).max())
-        label = spec
+        ours, theirs = best_ms(lambda: pipeline(source), args.reps), best_ms(opencv, args.reps)
+        diff = float(np.abs(pipeline(source).astype(np.float64) - opencv()).max())
+        label = spec if source is image else "%s u8 x%d" % (spec, source.shape[2] if
+                                                           source.ndim == 3 else 1)
         if spec.startswith("convolve"):
             label = "convolve random %dx%d, %s" % (spec.count(";") + 1, spec.count(";") + 1,
                                                     pipeline.describe()[0].split(", ")[2])
