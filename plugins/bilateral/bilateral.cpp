@@ -110,8 +110,8 @@ class Bilateral : public Filter {
     for (const auto& [key, layout] : kernels_)
       layouts += (layouts.empty() ? "" : ", ") + std::to_string(key.first) + " channels " +
                  layout.name() +
-                 (!key.second               ? ""
-                  : layout.colors           ? " with the host's colour table"
+                 (layout.colors             ? " with the host's colour table"
+                  : !layout.local_table     ? ""
                   : layout.table_copies > 1 ? " with a colour table per lane"
                                             : " with a colour table in __local");
     return text + (layouts.empty() ? std::string("layout chosen per channel count") : layouts);
@@ -124,7 +124,8 @@ class Bilateral : public Filter {
     bool tiled = false;
     int vector = 1;
     cl::Kernel kernel;
-    DeviceBuffer colors;  // the host's colour weights by distance (u8 levels), where taken
+    DeviceBuffer colors;       // the host's colour weights by distance (u8 levels), where taken
+    bool local_table = false;  // the rows layout's own, in __local
     std::string name() const {
       return outputs > 0  ? "rows x" + std::to_string(outputs)
              : tiled      ? "tiled " + std::to_string(tile_w) + "x" + std::to_string(tile_h)
@@ -167,8 +168,8 @@ class Bilateral : public Filter {
     // host's in place of exp. Other GPU layouts keep native_exp (a table in global memory is not
     // measured against it there).
     const uint64_t entries = 255 * uint64_t(channels) + 1;
-    const bool local_table = levels && outputs > 0 && device_.info().fp32_denormals;
-    if (levels && !local_table && !device_.info().is_gpu) {
+    layout.local_table = levels && outputs > 0 && device_.info().fp32_denormals;
+    if (levels && !layout.local_table && !device_.info().is_gpu) {
       std::vector<float> colors(entries);
       for (uint64_t d = 0; d < entries; ++d) colors[d] = std::exp(float(d * d) * color_coeff_);
       layout.colors = device_.upload(colors.data(), entries * sizeof(float), "bilateral colours");
@@ -176,7 +177,7 @@ class Bilateral : public Filter {
     }
     std::string source = bilateral_bilateral_cl;
     if (layout.outputs > 0) {
-      if (local_table && device_.knob_number("bilateral.lane_tables", 0) != 0 &&
+      if (layout.local_table && device_.knob_number("bilateral.lane_tables", 0) != 0 &&
           entries * lanes * sizeof(float) + 1024 <= device_.info().local_mem_bytes &&
           size_t(lane_tables_group) <= device_.info().max_work_group_size) {
         layout.table_copies = lanes;
@@ -186,7 +187,7 @@ class Bilateral : public Filter {
       options += " -D BL_R=" + std::to_string(radius_) + " -D BL_N=" + std::to_string(outputs) +
                  " -D BL_WG=" + std::to_string(layout.group) +
                  " -D BL_YN=" + std::to_string(layout.group_rows);
-      if (local_table)
+      if (layout.local_table)
         options += " -D BL_LUT=" + std::to_string(entries) +
                    " -D BL_COPIES=" + std::to_string(layout.table_copies);
       source = rows_taps(radius_, [this](int dx, int dy) { return space_weight(dx, dy); }) + source;
