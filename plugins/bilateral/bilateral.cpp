@@ -82,9 +82,11 @@ class Bilateral : public Filter {
     const Layout& layout =
         layout_for(stage.channels(), clf_plugins::u8_levels(stage.pixel_type(), border_));
     cl::Kernel kernel = layout.kernel;
+    // Without the host's table the kernel reads no colours: a real buffer stands in all the same
+    // (a null argument is left to each driver).
+    const cl::Buffer& colors = layout.colors ? layout.colors.get() : space_.get();
     KernelArgs(kernel) << stage.input() << stage.output() << stage.width() << stage.rows()
-                       << offsets_.get() << space_.get() << taps_ << color_coeff_
-                       << layout.colors.get();
+                       << offsets_.get() << space_.get() << taps_ << color_coeff_ << colors;
     const size_t w = size_t(stage.width()), h = size_t(stage.rows());
     auto up = [](size_t v, size_t m) { return (v + m - 1) / m * m; };
     if (layout.outputs > 0) {
