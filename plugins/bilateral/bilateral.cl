@@ -129,7 +129,7 @@ __kernel __attribute__((reqd_work_group_size(TW, TH, 1))) void bilateral_tiled(B
 // it once. BL_TAPS lists, for dy = 0..BL_R, BL_ROWS(dy) and then BL_GROUP(dx, dy, space) for each
 // dx >= 0 of the disc, all literals, so the code is straight-line. With -D BL_LUT=n (u8 images:
 // integral values, colour distances below n) the colour weights come from a table in __local that
-// each group fills, one exp an entry, for its BL_YN rows; else from WEIGHT1 at every tap.
+// each group fills, one exp a distance, for its BL_YN rows; else from WEIGHT1 at every tap.
 #define BL_HX CLF_HALO4(BL_R)
 #define BL_W (4 * ((BL_HX + BL_N + BL_R + 3) / 4))  // floats of a window row, per channel
 #if defined(BL_LUT)
@@ -177,31 +177,44 @@ inline void bl_load(const __global float* row, int plane, int x0, int width, flo
     bl_load(s + (y - (dy)) * src_pitch, src_plane, x0, width, a);   \
     bl_load(s + (y + (dy)) * src_pitch, src_plane, x0, width, b);   \
   }
-// Output o's tap at column k of window row f, into the group's gw and gs.
-#define BL_TAP(f, k)                                                              \
+// Output o's tap at column k of window row f, into the group's gw and gs: the group's first tap
+// sets them (0 + w is not w to the compiler: -0 + 0 is 0), the others add to them.
+#define BL_TAP(f, k, ASSIGN)                                                      \
   {                                                                               \
     const float cw = BL_COLOR_OF(bl_key(f + BL_HX + (k), centre + o, key0));      \
-    gw += cw;                                                                     \
-    for (int c = 0; c < CH; ++c) gs[c] += cw * f[c * BL_W + BL_HX + (k)];         \
+    gw ASSIGN cw;                                                                 \
+    for (int c = 0; c < CH; ++c) gs[c] ASSIGN cw * f[c * BL_W + BL_HX + (k)];     \
   }
+// With a colour table the centre's weight is 1 (both its weights are exp(0)), so the sums start
+// from the centre and its group is skipped; exp's path keeps it (a centre of inf or NaN must
+// give what the formula gives).
+// The results of a table's levels are rounded to whole levels, far coarser than native_divide's
+// error.
+#if defined(BL_LUT)
+#define BL_SKIP(dx, dy) ((dx) == 0 && (dy) == 0)
+#define BL_DIVIDE(a, b) native_divide(a, b)
+#else
+#define BL_SKIP(dx, dy) 0
+#define BL_DIVIDE(a, b) ((a) / (b))
+#endif
 #define BL_GROUP(dx, dy, space)                                                   \
-  _Pragma("unroll") for (int o = 0; o < BL_N; ++o) {                              \
-    float gw = 0.f, gs[CH];                                                       \
-    for (int c = 0; c < CH; ++c) gs[c] = 0.f;                                     \
-    BL_TAP(a, o + (dx))                                                           \
-    if ((dx) > 0) BL_TAP(a, o - (dx))                                             \
-    if ((dy) > 0) BL_TAP(b, o + (dx))                                             \
-    if ((dx) > 0 && (dy) > 0) BL_TAP(b, o - (dx))                                 \
-    wsum[o] += (space) * gw;                                                      \
-    for (int c = 0; c < CH; ++c) sum[c * BL_N + o] += (space) * gs[c];            \
-  }
+  if (!BL_SKIP(dx, dy)) _Pragma("unroll") for (int o = 0; o < BL_N; ++o) {        \
+      float gw, gs[CH];                                                           \
+      BL_TAP(a, o + (dx), =)                                                      \
+      if ((dx) > 0) BL_TAP(a, o - (dx), +=)                                       \
+      if ((dy) > 0) BL_TAP(b, o + (dx), +=)                                       \
+      if ((dx) > 0 && (dy) > 0) BL_TAP(b, o - (dx), +=)                           \
+      wsum[o] += (space) * gw;                                                    \
+      for (int c = 0; c < CH; ++c) sum[c * BL_N + o] += (space) * gs[c];          \
+    }
 
 __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(BILATERAL_ARGS) {
 #if defined(BL_LUT)
   __local float lut[BL_LUT * BL_COPIES];
-  for (int i = get_local_id(0); i < BL_LUT * BL_COPIES; i += BL_WG) {
-    const int dist = i / BL_COPIES;
-    lut[i] = exp((float)(dist * dist) * color_coeff);
+  for (int dist = get_local_id(0); dist < BL_LUT; dist += BL_WG) {  // one exp a distance
+    const float w = exp((float)(dist * dist) * color_coeff);
+    for (int j = 0; j < BL_COPIES; ++j)  // side-by-side distances start at side-by-side copies
+      lut[dist * BL_COPIES + (dist + j) % BL_COPIES] = w;
   }
   const float key0 = as_float((uint)(get_local_id(0) % BL_COPIES) * 4u);
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -217,16 +230,16 @@ __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(
     float a[CH * BL_W], b[CH * BL_W], centre[CH * BL_N], sum[CH * BL_N], wsum[BL_N];
     bl_load(s + y * src_pitch, src_plane, x0, width, a);
     for (int o = 0; o < BL_N; ++o) {
-      wsum[o] = 0.f;
+      wsum[o] = BL_SKIP(0, 0) ? 1.f : 0.f;
       for (int c = 0; c < CH; ++c) {
         centre[c * BL_N + o] = a[c * BL_W + BL_HX + o];
-        sum[c * BL_N + o] = 0.f;
+        sum[c * BL_N + o] = BL_SKIP(0, 0) ? centre[c * BL_N + o] : 0.f;
       }
     }
     BL_TAPS
     __global float* d = dst + dst_origin + y * dst_pitch + x0;
     for (int o = 0; o < BL_N && x0 + o < width; ++o)
-      for (int c = 0; c < CH; ++c) d[c * dst_plane + o] = sum[c * BL_N + o] / wsum[o];
+      for (int c = 0; c < CH; ++c) d[c * dst_plane + o] = BL_DIVIDE(sum[c * BL_N + o], wsum[o]);
   }
 }
 #endif
