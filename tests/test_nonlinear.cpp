@@ -373,20 +373,19 @@ TEST_CASE("bilateral: every layout and 1-row strips within float rounding", "[la
   }
 }
 
-TEST_CASE("bilateral: u8 levels take the host's colour table in every other layout, within a level",
+TEST_CASE("bilateral: u8 levels in every other layout within a level, 1-row strips the same bits",
           "[layout]") {
-  // Direct, SIMD vectors and tiled (the rows layout off), on CPUs: the weights of whole-number
-  // distances from the host's table (GPUs: native_exp); a fractional constant border is no level,
-  // so that takes exp.
+  // Direct, SIMD vectors and tiled (the rows layout off): CPUs take the colour weights from a
+  // polynomial exp, GPUs from native_exp; whole levels and a fractional constant border alike.
   const std::pair<const char*, bool> borders[] = {{"border=reflect", true},
                                                   {"border=constant,border_value=7.5", false}};
   for (const int channels : {1, 3, 5})
-    for (const auto& [border, table] : borders) {
+    for (const auto& [border, levels] : borders) {
       const clf::Image in = test::random_image(45, 19, channels, clf::PixelType::u8, 29);
       const std::string spec = "bilateral:d=7,sigma_color=40,sigma_space=2," + std::string(border);
       const ref::Image want =
           ref::bilateral(test::to_ref(in), 3, 40, 2,
-                         table ? ref::Border::reflect : ref::Border::constant, table ? 0 : 7.5);
+                         levels ? ref::Border::reflect : ref::Border::constant, levels ? 0 : 7.5);
       for (const Layout& layout : layouts) {
         INFO(spec << " x" << channels << " " << layout.name);
         KnobScope scope({{"bilateral.outputs", "0"}}, layout.vector_width);
@@ -395,8 +394,7 @@ TEST_CASE("bilateral: u8 levels take the host's colour table in every other layo
         p.add(test::registry(), spec);
         clf::Image got;
         p.run(in, got);
-        CHECK((p.filter(0).describe().find("host's colour table") != std::string::npos) ==
-              (table && !test::device()->info().is_gpu));
+        CHECK((p.filter(0).describe().find("colour table") == std::string::npos));
         CHECK(largest_difference(test::to_ref(got), want) <= 1.0);
         clf::RunOptions strips;
         strips.strip_rows = 1;
@@ -445,13 +443,10 @@ TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, flo
           p.run(in, got);
           const std::string layout = p.filter(0).describe();
           CHECK_THAT(layout, Catch::Contains(layout_name));
-          // The __local table's keys are denormal floats: CPUs that flush them take the host's
-          // table, GPUs native_exp.
+          // The __local table's keys are denormal floats: devices that flush them take exp.
           const clf::DeviceInfo& info = test::device()->info();
-          const bool host_table = u8 && c.table && !info.fp32_denormals && !info.is_gpu;
           CHECK((layout.find("colour table") != std::string::npos) ==
-                (u8 && c.table && (info.fp32_denormals || !info.is_gpu)));
-          CHECK((layout.find("host's colour table") != std::string::npos) == host_table);
+                (u8 && c.table && info.fp32_denormals));
           // 32 copies of the table where they fit the device (one channel's 32 KiB: everywhere).
           const bool fits = (255 * channels + 1) * 32 * 4 + 1024 <= int64_t(info.local_mem_bytes) &&
                             info.max_work_group_size >= 256;
@@ -475,8 +470,8 @@ TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, flo
 TEST_CASE("bilateral: a device whose programs flush denormals takes no __local colour table",
           "[layout]") {
   // The __local table's keys are denormal floats: with -cl-denorms-are-zero (or fast or unsafe
-  // math) in the build options they would all read entry 0, so the rows layout takes the host's
-  // table on CPUs and native_exp on GPUs.
+  // math) in the build options they would all read entry 0, so the rows layout takes exp (CPUs'
+  // polynomial, GPUs' native_exp).
   const std::string selector = test::device()->info().is_gpu ? "gpu" : "cpu";
   for (const char* flush : {"-cl-denorms-are-zero", "-cl-fast-relaxed-math"}) {
     INFO(flush);
@@ -498,8 +493,7 @@ TEST_CASE("bilateral: a device whose programs flush denormals takes no __local c
     p.run(in, got);
     const std::string layout = p.filter(0).describe();
     CHECK_THAT(layout, Catch::Contains("rows x4"));
-    CHECK((layout.find("colour table") != std::string::npos) == !device->info().is_gpu);
-    CHECK((layout.find("host's colour table") != std::string::npos) == !device->info().is_gpu);
+    CHECK(layout.find("colour table") == std::string::npos);
     const ref::Image want = ref::bilateral(test::to_ref(in), 3, 40, 2, ref::Border::reflect101, 0);
     CHECK(largest_difference(test::to_ref(got), want) <= 1.0);
   }

@@ -8,19 +8,35 @@
 // the end (GPUs), its taps literals.
 
 // The colour weight of a distance: exp, or where the device's native exp is within the float
-// promise (GPUs), -D BILATERAL_EXP=native_exp.
-#if !defined(BILATERAL_EXP)
+// promise (GPUs), -D BILATERAL_EXP=native_exp. CPUs (-D BILATERAL_POLY): 2^t as a polynomial in
+// t's fraction (Cephes' exp2f coefficients on [-1/2, 1/2], relative error about 2e-7) times 2^n
+// added to the exponent bits, all in SIMD lanes where PoCL's exp is a call a lane. t is clamped at
+// -126: weights below 2^-126 count as that, not as 0 (beside the centre's 1, nothing).
+#if defined(BILATERAL_POLY)
+// NAME(x) for x <= 0 of float##N (N empty: float). t - 1/2 < 0, so the conversion's truncation
+// rounds it up: n = ceil(t - 1/2), the nearest whole number to t (a conversion, which fast math
+// leaves alone and SIMD lanes do at once), and f = t - n in (-1/2, 1/2].
+#define BL_EXP_POLY(NAME, N)                                                                \
+  inline float##N NAME(float##N x) {                                                        \
+    const float##N t = fmax(x * 1.44269504f, (float##N)(-126.f));                           \
+    const int##N n = convert_int##N(t - 0.5f);                                               \
+    const float##N f = t - convert_float##N(n);                                             \
+    float##N p = (float##N)(1.535336188319500e-4f);                                         \
+    p = fma(p, f, (float##N)(1.339887440266574e-3f));                                       \
+    p = fma(p, f, (float##N)(9.618437357674640e-3f));                                       \
+    p = fma(p, f, (float##N)(5.550332471162809e-2f));                                       \
+    p = fma(p, f, (float##N)(2.402264791363012e-1f));                                       \
+    p = fma(p, f, (float##N)(6.931472028550421e-1f));                                       \
+    p = fma(p, f, (float##N)(1.f));                                                         \
+    return as_float##N(as_int##N(p) + (n << 23));                                           \
+  }
+#define BL_EXP_POLY_OF(NAME, N) BL_EXP_POLY(NAME, N)  // N expanded first (VW)
+BL_EXP_POLY(bl_exp, )
+#define BILATERAL_EXP bl_exp
+#elif !defined(BILATERAL_EXP)
 #define BILATERAL_EXP exp
 #endif
 #define COLOR(dist) BILATERAL_EXP((dist) * (dist)*color_coeff)
-// With -D BILATERAL_TABLE (u8 levels: whole-number distances) the weight of distance d is the
-// host's colors[d] instead; WEIGHT1 for one pixel, WEIGHTV (below) for VW of them.
-#if defined(BILATERAL_TABLE)
-#define WEIGHT1(dist) colors[(int)(dist)]
-#else
-#define WEIGHT1(dist) COLOR(dist)
-#endif
-
 
 // One output pixel from window rows `s` (channel c at s + c * plane), `pitch` apart.
 #define BILATERAL_PIXEL(T, LOAD, s, pitch, plane, out_store, WEIGHT)                \
@@ -46,7 +62,7 @@
 
 #define BILATERAL_ARGS                                                                     \
   CLF_PLANE_IN(src), CLF_PLANE(dst), int width, int rows, __constant int2 *offsets,       \
-      __constant float *space, int taps, float color_coeff, __global const float *colors
+      __constant float *space, int taps, float color_coeff
 
 #define LOAD1(p) (*(p))
 __kernel void bilateral_direct(BILATERAL_ARGS) {
@@ -55,25 +71,15 @@ __kernel void bilateral_direct(BILATERAL_ARGS) {
   const __global float* s = src + src_origin + y * src_pitch + x;
   __global float* d = dst + dst_origin + y * dst_pitch + x;
 #define STORE1(c, v) d[(c)*dst_plane] = (v)
-  BILATERAL_PIXEL(float, LOAD1, s, src_pitch, src_plane, STORE1, WEIGHT1)
+  BILATERAL_PIXEL(float, LOAD1, s, src_pitch, src_plane, STORE1, COLOR)
 }
 
 #if defined(VW)
 typedef CLF_CAT(float, VW) bilateral_floatv;
 #define LOADV(p) CLF_CAT(vload, VW)(0, p)
-// The host's weights of VW whole-number distances i (-D BILATERAL_TABLE): VW loads (the host
-// takes VW 4 or 8).
-#define BL_AT4(i, a, b, c, d) colors[(i).a], colors[(i).b], colors[(i).c], colors[(i).d]
-#if VW == 4
-#define BL_GATHER(i) (float4)(BL_AT4(i, s0, s1, s2, s3))
-#else
-#define BL_GATHER(i) (float8)(BL_AT4(i, s0, s1, s2, s3), BL_AT4(i, s4, s5, s6, s7))
-#endif
-inline bilateral_floatv bl_weights(__global const float* colors, CLF_CAT(int, VW) i) {
-  return BL_GATHER(i);
-}
-#if defined(BILATERAL_TABLE)
-#define WEIGHTV(dist) bl_weights(colors, CLF_CAT(convert_int, VW)(dist))
+#if defined(BILATERAL_POLY)
+BL_EXP_POLY_OF(bl_exp_v, VW)
+#define WEIGHTV(dist) bl_exp_v((dist) * (dist)*color_coeff)
 #else
 #define WEIGHTV(dist) COLOR(dist)
 #endif
@@ -91,7 +97,7 @@ __kernel void bilateral_vector(BILATERAL_ARGS) {
     const __global float* st = s + t;
     __global float* dt = d + t;
 #define STORET(c, v) dt[(c)*dst_plane] = (v)
-    BILATERAL_PIXEL(float, LOAD1, st, src_pitch, src_plane, STORET, WEIGHT1)
+    BILATERAL_PIXEL(float, LOAD1, st, src_pitch, src_plane, STORET, COLOR)
   }
 }
 #endif
@@ -116,7 +122,7 @@ __kernel __attribute__((reqd_work_group_size(TW, TH, 1))) void bilateral_tiled(B
   if (x >= width || y >= rows) return;  // after the last work-group function
   const __local float* s = (const __local float*)win + (ly + R) * 4 * WW4 + (CLF_HX + lx);
   __global float* d = dst + dst_origin + y * dst_pitch + x;
-  BILATERAL_PIXEL(float, LOADL, s, 4 * WW4, WPLANE, STORE1, WEIGHT1)
+  BILATERAL_PIXEL(float, LOADL, s, 4 * WW4, WPLANE, STORE1, COLOR)
 }
 #endif
 
@@ -129,7 +135,7 @@ __kernel __attribute__((reqd_work_group_size(TW, TH, 1))) void bilateral_tiled(B
 // it once. BL_TAPS lists, for dy = 0..BL_R, BL_ROWS(dy) and then BL_GROUP(dx, dy, space) for each
 // dx >= 0 of the disc, all literals, so the code is straight-line. With -D BL_LUT=n (u8 images:
 // integral values, colour distances below n) the colour weights come from a table in __local that
-// each group fills, one exp a distance, for its BL_YN rows; else from WEIGHT1 at every tap.
+// each group fills, one exp a distance, for its BL_YN rows; else from COLOR at every tap.
 #define BL_HX CLF_HALO4(BL_R)
 #define BL_W (4 * ((BL_HX + BL_N + BL_R + 3) / 4))  // floats of a window row, per channel
 #if defined(BL_LUT)
@@ -145,7 +151,7 @@ __kernel __attribute__((reqd_work_group_size(TW, TH, 1))) void bilateral_tiled(B
 #define BL_COLOR_OF(key) (*(const __local float*)((const __local char*)lut + as_uint(key)))
 #else
 #define BL_KEY(dist) (dist)
-#define BL_COLOR_OF(key) WEIGHT1(key)
+#define BL_COLOR_OF(key) COLOR(key)
 #endif
 
 // The key of the colour distance of a tap's channels (v[c * BL_W]) to the centre's

@@ -1,10 +1,10 @@
 // bilateral: edge-preserving smoothing (cv2.bilateralFilter). Every channel of a pixel in one
 // work-item, since the colour distance sums over them all: the pattern for filters that need the
 // channels together (Stage planes carry them, plane_stride floats apart). The kernel is built per
-// channel count, when the first strip says it (Stage::channels), and on GPUs (the rows layout,
-// bilateral.outputs in the tuning) per pixel type too: u8 levels take their colour weights from a
-// table of the integral distances (Stage::pixel_type): in __local for the rows layout on devices
-// that keep float denormals (the table's keys are denormal floats), the host's on CPUs.
+// channel count, when the first strip says it (Stage::channels), and for the rows layout (GPUs':
+// bilateral.outputs in the tuning) per pixel type too: there u8 levels take their colour weights
+// from a table of the integral distances (Stage::pixel_type) in __local, on devices that keep
+// float denormals (the table's keys are denormal floats).
 #include <algorithm>
 #include <clf/error.hpp>
 #include <clf/filter.hpp>
@@ -82,11 +82,8 @@ class Bilateral : public Filter {
     const Layout& layout =
         layout_for(stage.channels(), clf_plugins::u8_levels(stage.pixel_type(), border_));
     cl::Kernel kernel = layout.kernel;
-    // Without the host's table the kernel reads no colours: a real buffer stands in all the same
-    // (a null argument is left to each driver).
-    const cl::Buffer& colors = layout.colors ? layout.colors.get() : space_.get();
     KernelArgs(kernel) << stage.input() << stage.output() << stage.width() << stage.rows()
-                       << offsets_.get() << space_.get() << taps_ << color_coeff_ << colors;
+                       << offsets_.get() << space_.get() << taps_ << color_coeff_;
     const size_t w = size_t(stage.width()), h = size_t(stage.rows());
     auto up = [](size_t v, size_t m) { return (v + m - 1) / m * m; };
     if (layout.outputs > 0) {
@@ -112,8 +109,7 @@ class Bilateral : public Filter {
     for (const auto& [key, layout] : kernels_)
       layouts += (layouts.empty() ? "" : ", ") + std::to_string(key.first) + " channels " +
                  layout.name() +
-                 (layout.colors             ? " with the host's colour table"
-                  : !layout.local_table     ? ""
+                 (!layout.local_table       ? ""
                   : layout.table_copies > 1 ? " with a colour table per lane"
                                             : " with a colour table in __local");
     return text + (layouts.empty() ? std::string("layout chosen per channel count") : layouts);
@@ -126,8 +122,7 @@ class Bilateral : public Filter {
     bool tiled = false;
     int vector = 1;
     cl::Kernel kernel;
-    DeviceBuffer colors;       // the host's colour weights by distance (u8 levels), where taken
-    bool local_table = false;  // the rows layout's own, in __local
+    bool local_table = false;  // the rows layout's colour table, in __local
     std::string name() const {
       return outputs > 0  ? "rows x" + std::to_string(outputs)
              : tiled      ? "tiled " + std::to_string(tile_w) + "x" + std::to_string(tile_h)
@@ -143,7 +138,7 @@ class Bilateral : public Filter {
   int taps_ = 0;
   int rows_outputs_;  // the rows layout's outputs a work-item, from the tuning (0: not taken)
   DeviceBuffer offsets_, space_;
-  std::map<std::pair<int, bool>, Layout> kernels_;  // by channel count and colour table
+  std::map<std::pair<int, bool>, Layout> kernels_;  // by channel count and u8 levels
 
   float space_weight(int dx, int dy) const {
     const double r2 = double(dx) * dx + double(dy) * dy;
@@ -164,19 +159,12 @@ class Bilateral : public Filter {
     Layout layout;
     layout.outputs = outputs;
     std::string options = " -D CH=" + std::to_string(channels);
-    if (device_.info().is_gpu) options += " -D BILATERAL_EXP=native_exp";
-    // u8 levels: the colour weights of the whole-number distances from a table. The rows layout's
-    // groups fill theirs in __local where the device keeps denormals (its keys); CPUs take the
-    // host's in place of exp. Other GPU layouts keep native_exp (a table in global memory is not
-    // measured against it there).
+    // Colour weights: GPUs' native exp; CPUs' a polynomial in SIMD lanes (bilateral.cl).
+    options += device_.info().is_gpu ? " -D BILATERAL_EXP=native_exp" : " -D BILATERAL_POLY";
+    // u8 levels in the rows layout: the colour weights of the whole-number distances from a table
+    // that its groups fill in __local, where the device keeps denormals (its keys).
     const uint64_t entries = 255 * uint64_t(channels) + 1;
     layout.local_table = levels && outputs > 0 && device_.info().fp32_denormals;
-    if (levels && !layout.local_table && !device_.info().is_gpu) {
-      std::vector<float> colors(entries);
-      for (uint64_t d = 0; d < entries; ++d) colors[d] = std::exp(float(d * d) * color_coeff_);
-      layout.colors = device_.upload(colors.data(), entries * sizeof(float), "bilateral colours");
-      options += " -D BILATERAL_TABLE";
-    }
     std::string source = bilateral_bilateral_cl;
     if (layout.outputs > 0) {
       if (layout.local_table && device_.knob_number("bilateral.lane_tables", 0) != 0 &&
