@@ -186,8 +186,13 @@ class Bilateral : public Filter {
                                     ((plane_margin(radius_) + tile_w + radius_ + 3) / 4) * 16;
       layout.tiled = device_.knob("variant") == "tiled" && channels <= tiled_max_channels &&
                      window_bytes <= device_.info().local_mem_bytes;
+      // SIMD vectors of the tuning's width: OpenCL's 4, 8 or 16 lanes, the widest it allows.
       const int vector_width = int(device_.knob_number("vector_width", 1));
-      layout.vector = !layout.tiled && vector_width >= 4 ? std::min(vector_width, 8) : 1;
+      layout.vector = layout.tiled         ? 1
+                      : vector_width >= 16 ? 16
+                      : vector_width >= 8  ? 8
+                      : vector_width >= 4  ? 4
+                                           : 1;
     }
     if (layout.tiled) {
       options += " -D R=" + std::to_string(radius_) + " -D TW=" + std::to_string(tile_w) +
