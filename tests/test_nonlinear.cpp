@@ -403,6 +403,45 @@ TEST_CASE("bilateral: u8 levels in every other layout within a level, 1-row stri
     }
 }
 
+TEST_CASE("bilateral: colour weights far below float's range, in every layout", "[layout]") {
+  // A sigma_color so small that most colour weights underflow: exp gives 0, the CPUs' polynomial
+  // 2^-126 or less; beside the centre's weight of 1 neither counts. Every layout and the rows
+  // layout (its u8 table), against the formula.
+  struct Run {
+    std::string name;
+    clf::Variant variant;
+    int vector_width;
+    const char* rows_outputs;
+  };
+  std::vector<Run> runs;
+  for (const Layout& layout : layouts)
+    runs.push_back({layout.name, layout.variant, layout.vector_width, "0"});
+  runs.push_back({"rows x4", clf::Variant::direct, 1, "4"});
+  for (const clf::PixelType type : {clf::PixelType::u8, clf::PixelType::f32})
+    for (const int channels : {1, 3}) {
+      const bool u8 = type == clf::PixelType::u8;
+      const clf::Image in = test::random_image(45, 19, channels, type, 31);
+      const std::string spec = "bilateral:d=7,sigma_color=" + std::string(u8 ? "0.5" : "0.01") +
+                               ",sigma_space=2,border=reflect";
+      const ref::Image want =
+          ref::bilateral(test::to_ref(in), 3, u8 ? 0.5 : 0.01, 2, ref::Border::reflect, 0);
+      for (const Run& run : runs) {
+        INFO(spec << " x" << channels << " " << clf::pixel_type_name(type) << " " << run.name);
+        KnobScope scope(
+            {{"bilateral.outputs", run.rows_outputs}, {"bilateral.rows_max_radius", "8"}},
+            run.vector_width);
+        test::VariantScope variant(run.variant, run.vector_width);
+        const ref::Image have = test::to_ref(test::run_chain({spec}, in));
+        double worst = 0;
+        for (size_t i = 0; i < want.values.size(); ++i) {
+          const double d = std::abs(have.values[i] - want.values[i]);
+          worst = std::max(worst, u8 ? d : d / std::max(1e-3, std::abs(want.values[i])));
+        }
+        CHECK(worst <= (u8 ? 1.0 : 1e-5));
+      }
+    }
+}
+
 TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, float within 1e-5",
           "[layout]") {
   // The GPUs' layout, forced on any device: outputs a row a work-item, the taps of a space weight
