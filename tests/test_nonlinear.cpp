@@ -27,6 +27,16 @@ double largest_difference(const clf::Image& a, const clf::Image& b) {
   REQUIRE(a.channels() == b.channels());
   return largest_difference(test::to_ref(a), test::to_ref(b));
 }
+// The bilateral's error against its formula: in levels for u8, else relative (to at least 1e-3).
+double bilateral_error(const ref::Image& have, const ref::Image& want, bool u8) {
+  REQUIRE(have.values.size() == want.values.size());
+  double worst = 0;
+  for (size_t i = 0; i < want.values.size(); ++i) {
+    const double d = std::abs(have.values[i] - want.values[i]);
+    worst = std::max(worst, u8 ? d : d / std::max(1e-3, std::abs(want.values[i])));
+  }
+  return worst;
+}
 
 // The integer after `key` in a filter spec ("ksize=" in "morphology:ksize=9,.."), 0 without it.
 int number_after(const std::string& spec, const std::string& key) {
@@ -431,13 +441,8 @@ TEST_CASE("bilateral: colour weights far below float's range, in every layout", 
             {{"bilateral.outputs", run.rows_outputs}, {"bilateral.rows_max_radius", "8"}},
             run.vector_width);
         test::VariantScope variant(run.variant, run.vector_width);
-        const ref::Image have = test::to_ref(test::run_chain({spec}, in));
-        double worst = 0;
-        for (size_t i = 0; i < want.values.size(); ++i) {
-          const double d = std::abs(have.values[i] - want.values[i]);
-          worst = std::max(worst, u8 ? d : d / std::max(1e-3, std::abs(want.values[i])));
-        }
-        CHECK(worst <= (u8 ? 1.0 : 1e-5));
+        CHECK(bilateral_error(test::to_ref(test::run_chain({spec}, in)), want, u8) <=
+              (u8 ? 1.0 : 1e-5));
       }
     }
 }
@@ -493,13 +498,7 @@ TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, flo
                 (u8 && c.table && info.fp32_denormals && lane_tables[0] == '1' && fits));
           const ref::Image want =
               ref::bilateral(test::to_ref(in), 3, sigma_color, 2, c.border, c.value);
-          const ref::Image have = test::to_ref(got);
-          double worst = 0;
-          for (size_t i = 0; i < want.values.size(); ++i) {
-            const double d = std::abs(have.values[i] - want.values[i]);
-            worst = std::max(worst, u8 ? d : d / std::max(1e-3, std::abs(want.values[i])));
-          }
-          CHECK(worst <= (u8 ? 1.0 : 1e-5));
+          CHECK(bilateral_error(test::to_ref(got), want, u8) <= (u8 ? 1.0 : 1e-5));
           clf::RunOptions strips;
           strips.strip_rows = 1;
           CHECK(test::identical(test::run_chain({spec}, in, strips), got));

@@ -138,7 +138,7 @@ class Bilateral : public Filter {
   int taps_ = 0;
   int rows_outputs_;  // the rows layout's outputs a work-item, from the tuning (0: not taken)
   DeviceBuffer offsets_, space_;
-  std::map<std::pair<int, bool>, Layout> kernels_;  // by channel count and u8 levels
+  std::map<std::pair<int, bool>, Layout> kernels_;  // by channel count and colour table
 
   float space_weight(int dx, int dy) const {
     const double r2 = double(dx) * dx + double(dy) * dy;
@@ -153,18 +153,20 @@ class Bilateral : public Filter {
   }
   const Layout& layout_for(int channels, bool levels) {
     const int outputs = channels <= tiled_max_channels ? rows_outputs_ : 0;
-    const auto key = std::make_pair(channels, levels);
+    // u8 levels in the rows layout: the colour weights of the whole-number distances from a table
+    // that its groups fill in __local, where the device keeps denormals (its keys). Nothing else
+    // about the program depends on the pixel type.
+    const bool local_table = levels && outputs > 0 && device_.info().fp32_denormals;
+    const auto key = std::make_pair(channels, local_table);
     auto found = kernels_.find(key);
     if (found != kernels_.end()) return found->second;
     Layout layout;
     layout.outputs = outputs;
+    layout.local_table = local_table;
     std::string options = " -D CH=" + std::to_string(channels);
     // Colour weights: GPUs' native exp; CPUs' a polynomial in SIMD lanes (bilateral.cl).
     options += device_.info().is_gpu ? " -D BILATERAL_EXP=native_exp" : " -D BILATERAL_POLY";
-    // u8 levels in the rows layout: the colour weights of the whole-number distances from a table
-    // that its groups fill in __local, where the device keeps denormals (its keys).
     const uint64_t entries = 255 * uint64_t(channels) + 1;
-    layout.local_table = levels && outputs > 0 && device_.info().fp32_denormals;
     std::string source = bilateral_bilateral_cl;
     if (layout.outputs > 0) {
       if (layout.local_table && device_.knob_number("bilateral.lane_tables", 0) != 0 &&
