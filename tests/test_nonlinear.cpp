@@ -464,7 +464,7 @@ TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, flo
       {"border=constant,border_value=7", ref::Border::constant, 7, true},
       {"border=constant,border_value=7.5", ref::Border::constant, 7.5, false},
   };
-  // Outputs a work-item, and whether the u8 table is held once per lane (one channel's fits).
+  // Outputs a work-item, and whether the u8 table is held once per lane of a warp where it fits.
   const std::pair<const char*, const char*> layouts[] = {{"4", "0"}, {"8", "0"}, {"4", "1"}};
   for (const auto& [outputs, lane_tables] : layouts)
     for (const clf::PixelType type : {clf::PixelType::u8, clf::PixelType::f32})
@@ -487,15 +487,19 @@ TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, flo
           p.run(in, got);
           const std::string layout = p.filter(0).describe();
           CHECK_THAT(layout, Catch::Contains(layout_name));
-          // The __local table's keys are denormal floats: devices that flush them take exp.
+          // One channel's table keys are denormal floats: devices that flush them take exp. Three
+          // channels' are integers.
           const clf::DeviceInfo& info = test::device()->info();
-          CHECK((layout.find("colour table") != std::string::npos) ==
-                (u8 && c.table && info.fp32_denormals));
-          // 32 copies of the table where they fit the device (one channel's 32 KiB: everywhere).
-          const bool fits = (255 * channels + 1) * 32 * 4 + 1024 <= int64_t(info.local_mem_bytes) &&
-                            info.max_work_group_size >= 256;
-          CHECK((layout.find("table per lane") != std::string::npos) ==
-                (u8 && c.table && info.fp32_denormals && lane_tables[0] == '1' && fits));
+          const bool table = u8 && c.table && (channels > 1 || info.fp32_denormals);
+          CHECK((layout.find("colour table") != std::string::npos) == table);
+          // With lane tables, the most copies to 32 that fit the device's __local memory (one
+          // channel's 32 copies, 32 KiB: everywhere).
+          int copies = 32;
+          while (copies > 1 && (255 * channels + 1) * copies * 4 > int64_t(info.local_mem_bytes))
+            copies /= 2;
+          const bool lanes = table && lane_tables[0] == '1' && info.max_work_group_size >= 32;
+          CHECK((layout.find(" copies of a colour table") != std::string::npos) == lanes);
+          if (lanes) CHECK_THAT(layout, Catch::Contains(std::to_string(copies) + " copies"));
           const ref::Image want =
               ref::bilateral(test::to_ref(in), 3, sigma_color, 2, c.border, c.value);
           CHECK(bilateral_error(test::to_ref(got), want, u8) <= (u8 ? 1.0 : 1e-5));
@@ -505,11 +509,11 @@ TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, flo
         }
 }
 
-TEST_CASE("bilateral: a device whose programs flush denormals takes no __local colour table",
+TEST_CASE("bilateral: a device whose programs flush denormals takes no one-channel colour table",
           "[layout]") {
-  // The __local table's keys are denormal floats: with -cl-denorms-are-zero (or fast or unsafe
-  // math) in the build options they would all read entry 0, so the rows layout takes exp (CPUs'
-  // polynomial, GPUs' native_exp).
+  // One channel's __local table keys are denormal floats: with -cl-denorms-are-zero (or fast or
+  // unsafe math) in the build options they would all read entry 0, so the rows layout takes exp
+  // (CPUs' polynomial, GPUs' native_exp). Three channels' keys are integers: their table stays.
   const std::string selector = test::device()->info().is_gpu ? "gpu" : "cpu";
   for (const char* flush : {"-cl-denorms-are-zero", "-cl-fast-relaxed-math"}) {
     INFO(flush);
@@ -524,16 +528,19 @@ TEST_CASE("bilateral: a device whose programs flush denormals takes no __local c
     t.knobs["bilateral.rows_max_radius"] = "8";
     t.knobs["bilateral.lane_tables"] = "1";
     device->set_tuning(t);
-    const clf::Image in = test::random_image(45, 19, 1, clf::PixelType::u8, 23);
-    clf::Pipeline p(device);
-    p.add(test::registry(), "bilateral:d=7,sigma_color=40,sigma_space=2");
-    clf::Image got;
-    p.run(in, got);
-    const std::string layout = p.filter(0).describe();
-    CHECK_THAT(layout, Catch::Contains("rows x4"));
-    CHECK(layout.find("colour table") == std::string::npos);
-    const ref::Image want = ref::bilateral(test::to_ref(in), 3, 40, 2, ref::Border::reflect101, 0);
-    CHECK(largest_difference(test::to_ref(got), want) <= 1.0);
+    for (const int channels : {1, 3}) {
+      const clf::Image in = test::random_image(45, 19, channels, clf::PixelType::u8, 23);
+      clf::Pipeline p(device);
+      p.add(test::registry(), "bilateral:d=7,sigma_color=40,sigma_space=2");
+      clf::Image got;
+      p.run(in, got);
+      const std::string layout = p.filter(0).describe();
+      CHECK_THAT(layout, Catch::Contains("rows x4"));
+      CHECK((layout.find("colour table") != std::string::npos) == (channels == 3));
+      const ref::Image want =
+          ref::bilateral(test::to_ref(in), 3, 40, 2, ref::Border::reflect101, 0);
+      CHECK(largest_difference(test::to_ref(got), want) <= 1.0);
+    }
   }
 }
 

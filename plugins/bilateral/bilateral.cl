@@ -126,6 +126,21 @@ __kernel __attribute__((reqd_work_group_size(TW, TH, 1))) void bilateral_tiled(B
 }
 #endif
 
+// The sum of the absolute differences of the bytes of a and b: on NVIDIA GPUs (-D BL_PTX) PTX's
+// vabsdiff4, one instruction.
+#if defined(BL_PTX)
+inline uint bl_sad(uint a, uint b) {
+  uint d;
+  asm("vabsdiff4.u32.u32.u32.add %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0u));
+  return d;
+}
+#else
+inline uint bl_sad(uint a, uint b) {
+  const uchar4 d = abs_diff(as_uchar4(a), as_uchar4(b));
+  return (uint)d.x + d.y + d.z + d.w;
+}
+#endif
+
 #if defined(BL_N)
 // The rows layout (GPUs; -D BL_N, BL_R, BL_WG, BL_YN and the host's BL_TAPS): BL_N outputs of a
 // row a work-item, BL_YN rows a group, one after the other. Window rows y - dy and y + dy are read
@@ -135,24 +150,60 @@ __kernel __attribute__((reqd_work_group_size(TW, TH, 1))) void bilateral_tiled(B
 // it once. BL_TAPS lists, for dy = 0..BL_R, BL_ROWS(dy) and then BL_GROUP(dx, dy, space) for each
 // dx >= 0 of the disc, all literals, so the code is straight-line. With -D BL_LUT=n (u8 images:
 // integral values, colour distances below n) the colour weights come from a table in __local that
-// each group fills, one exp a distance, for its BL_YN rows; else from COLOR at every tap.
+// each group fills, one exp a distance, for its BL_YN rows, keyed as below (one channel: denormal
+// floats; more: BL_SAD's integers); else from COLOR at every tap.
 #define BL_HX CLF_HALO4(BL_R)
 #define BL_W (4 * ((BL_HX + BL_N + BL_R + 3) / 4))  // floats of a window row, per channel
-#if defined(BL_LUT)
+#if defined(BL_SAD)
+// u8 levels of 2 to 4 channels (-D BL_SAD): each window pixel's channels also as the bytes of one
+// word (the a_bytes and b_bytes beside rows a and b), so that a tap's colour distance is one
+// bl_sad, and its key that sum shifted to its entry's byte offset (-D BL_KEY_SHIFT: log2 of 4
+// BL_COPIES) plus the lane's copy: integers, on any device. BL_LUT is defined too.
+#define BL_TAP_KEY(f, k) ((bl_sad(f##_bytes[BL_HX + (k)], centre_bytes[o]) << BL_KEY_SHIFT) + key0)
+#define BL_COLOR_OF(key) (*(const __local float*)((const __local char*)lut + (key)))
+#define BL_KEY0_T uint
+#define BL_KEY0(lane) ((uint)(lane)*4u)
+#define BL_PACK(f) bl_pack(f, f##_bytes)
+// Row y's bytes, and the outputs' centres among them.
+#define BL_ROW_BYTES                                      \
+  uint a_bytes[BL_W], b_bytes[BL_W], centre_bytes[BL_N]; \
+  BL_PACK(a);                                             \
+  for (int o = 0; o < BL_N; ++o) centre_bytes[o] = a_bytes[BL_HX + o];
+
+// The bytes of window columns k of f (CH runs of BL_W floats, whole values 0..255): 2^23 + v holds
+// v in its low byte.
+inline void bl_pack(const float* f, uint* bytes) {
+#pragma unroll
+  for (int k = 0; k < BL_W; ++k) {
+    uint word = 0;
+#pragma unroll
+    for (int c = 0; c < CH; ++c) word |= (as_uint(f[c * BL_W + k] + 0x1p23f) & 0xffu) << (8 * c);
+    bytes[k] = word;
+  }
+}
+#elif defined(BL_LUT)
 // A whole number n times 2^-149 is the denormal float whose bits are n, and such floats add exactly
 // while below 2^-126 (the host takes this path only where the device keeps denormals). A tap's key
 // is the work-item's key0, the bits 4 (lane % BL_COPIES), plus its colour distance times 4
 // BL_COPIES 2^-149: the key's bits are the byte offset of the distance's entry (below the table's
-// size, far from 2^23), with no integer arithmetic before the load. With -D BL_COPIES=32 the table
-// is held once per lane of a 32-wide warp, interleaved (entry i of copy l at 32 i + l): each lane
-// reads its own bank, so the distances never put two lanes of a warp on one bank, as random ones do
-// in a single copy.
+// size, far from 2^23), with no integer arithmetic before the load.
 #define BL_KEY(dist) fma(dist, 4.f * BL_COPIES * 0x1p-149f, key0)
 #define BL_COLOR_OF(key) (*(const __local float*)((const __local char*)lut + as_uint(key)))
+#define BL_KEY0(lane) as_float((uint)(lane)*4u)
 #else
 #define BL_KEY(dist) (dist)
 #define BL_COLOR_OF(key) COLOR(key)
+#define BL_KEY0(lane) 0.f
 #endif
+// With -D BL_COPIES=n (BL_LUT, BL_SAD) the table is held n times, interleaved (entry i of copy l
+// at n i + l), lane l of a 32-wide warp reading copy l % n: with 32 copies each lane reads its own
+// bank, so the distances never put two lanes of a warp on one bank, as random ones do in a single
+// copy; with 16, at most two.
+#if !defined(BL_SAD)
+#define BL_TAP_KEY(f, k) bl_key(f + BL_HX + (k), centre + o, key0)
+#define BL_KEY0_T float
+#define BL_PACK(f)
+#define BL_ROW_BYTES
 
 // The key of the colour distance of a tap's channels (v[c * BL_W]) to the centre's
 // (centre[c * BL_N]).
@@ -162,6 +213,7 @@ inline float bl_key(const float* v, const float* centre, float key0) {
   for (int c = 1; c < CH; ++c) dist += fabs(v[c * BL_W] - centre[c * BL_N]);
   return BL_KEY(dist);
 }
+#endif
 
 // One window row into f (CH runs of BL_W floats from column x0 - BL_HX of `row`); float4s that
 // start past the last column an output reads stay 0.
@@ -182,12 +234,14 @@ inline void bl_load(const __global float* row, int plane, int x0, int width, flo
   if ((dy) > 0) {                                                   \
     bl_load(s + (y - (dy)) * src_pitch, src_plane, x0, width, a);   \
     bl_load(s + (y + (dy)) * src_pitch, src_plane, x0, width, b);   \
+    BL_PACK(a);                                                     \
+    BL_PACK(b);                                                     \
   }
 // Output o's tap at column k of window row f, into the group's gw and gs: the group's first tap
 // sets them (0 + w is not w to the compiler: -0 + 0 is 0), the others add to them.
 #define BL_TAP(f, k, ASSIGN)                                                      \
   {                                                                               \
-    const float cw = BL_COLOR_OF(bl_key(f + BL_HX + (k), centre + o, key0));      \
+    const float cw = BL_COLOR_OF(BL_TAP_KEY(f, k));                               \
     gw ASSIGN cw;                                                                 \
     for (int c = 0; c < CH; ++c) gs[c] ASSIGN cw * f[c * BL_W + BL_HX + (k)];     \
   }
@@ -222,11 +276,9 @@ __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(
     for (int j = 0; j < BL_COPIES; ++j)  // side-by-side distances start at side-by-side copies
       lut[dist * BL_COPIES + (dist + j) % BL_COPIES] = w;
   }
-  const float key0 = as_float((uint)(get_local_id(0) % BL_COPIES) * 4u);
   barrier(CLK_LOCAL_MEM_FENCE);
-#else
-  const float key0 = 0.f;
 #endif
+  const BL_KEY0_T key0 = BL_KEY0(get_local_id(0) % BL_COPIES);
   const int x0 = get_global_id(0) * BL_N;
   if (x0 >= width) return;
   const __global float* s = src + src_origin + x0 - BL_HX;
@@ -235,6 +287,7 @@ __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(
     if (y >= rows) return;
     float a[CH * BL_W], b[CH * BL_W], centre[CH * BL_N], sum[CH * BL_N], wsum[BL_N];
     bl_load(s + y * src_pitch, src_plane, x0, width, a);
+    BL_ROW_BYTES
     for (int o = 0; o < BL_N; ++o) {
       wsum[o] = BL_SKIP(0, 0) ? 1.f : 0.f;
       for (int c = 0; c < CH; ++c) {

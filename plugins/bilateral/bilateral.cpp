@@ -24,9 +24,10 @@ using namespace clf;
 constexpr int max_radius = 64;
 constexpr int tile_w = 32, tile_h = 8;
 constexpr int tiled_max_channels = 4;
-// The rows layout's groups: work-items, and rows each walks down. With a table per lane (32 of
-// them: 32 KiB for one u8 channel), larger groups down more rows, so that filling the table costs
-// little beside the taps it serves.
+// The rows layout's groups: work-items, and rows each walks down. With a table per lane (32 copies
+// of one u8 channel's: 32 KiB), larger groups (the tuning's bilateral.table_group, or with more
+// channels bilateral.packed_group) down more rows, so that filling the table costs little beside
+// the taps it serves.
 constexpr int rows_group = 64, lane_tables_group = 256, lane_tables_rows = 16, lanes = 32;
 
 // OpenCV's taps: the disc sqrt(dx^2 + dy^2) <= radius.
@@ -109,9 +110,10 @@ class Bilateral : public Filter {
     for (const auto& [key, layout] : kernels_)
       layouts += (layouts.empty() ? "" : ", ") + std::to_string(key.first) + " channels " +
                  layout.name() +
-                 (!layout.local_table       ? ""
-                  : layout.table_copies > 1 ? " with a colour table per lane"
-                                            : " with a colour table in __local");
+                 (!layout.local_table ? ""
+                  : layout.table_copies > 1
+                      ? " with " + std::to_string(layout.table_copies) + " copies of a colour table"
+                      : std::string(" with a colour table in __local"));
     return text + (layouts.empty() ? std::string("layout chosen per channel count") : layouts);
   }
 
@@ -144,6 +146,15 @@ class Bilateral : public Filter {
     const double r2 = double(dx) * dx + double(dy) * dy;
     return float(std::exp(-0.5 * r2 / (sigma_space_ * sigma_space_)));
   }
+  // Copies of a table of `entries` floats for the lanes of a warp: the most, a power of two to 32,
+  // that fit the device's __local memory, the table being the kernel's only __local.
+  int table_copies(uint64_t entries) const {
+    int copies = lanes;
+    while (copies > 1 &&
+           entries * uint64_t(copies) * sizeof(float) > device_.info().local_mem_bytes)
+      copies /= 2;
+    return copies;
+  }
   void check_aligned(const Plane& input) const {
     if (input.origin % 4 != 0 || input.pitch % 4 != 0 || input.plane_stride % 4 != 0 ||
         input.origin % input.pitch < plane_margin(radius_))
@@ -154,9 +165,11 @@ class Bilateral : public Filter {
   const Layout& layout_for(int channels, bool levels) {
     const int outputs = channels <= tiled_max_channels ? rows_outputs_ : 0;
     // u8 levels in the rows layout: the colour weights of the whole-number distances from a table
-    // that its groups fill in __local, where the device keeps denormals (its keys). Nothing else
-    // about the program depends on the pixel type.
-    const bool local_table = levels && outputs > 0 && device_.info().fp32_denormals;
+    // that its groups fill in __local. One channel's keys are denormal floats, so only where the
+    // device keeps them; more channels' are integers, from the channels' bytes packed in a word.
+    // Nothing else about the program depends on the pixel type.
+    const bool packed = channels > 1;
+    const bool local_table = levels && outputs > 0 && (packed || device_.info().fp32_denormals);
     const auto key = std::make_pair(channels, local_table);
     auto found = kernels_.find(key);
     if (found != kernels_.end()) return found->second;
@@ -170,11 +183,14 @@ class Bilateral : public Filter {
     std::string source = bilateral_bilateral_cl;
     if (layout.outputs > 0) {
       if (layout.local_table && device_.knob_number("bilateral.lane_tables", 0) != 0 &&
-          entries * lanes * sizeof(float) + 1024 <= device_.info().local_mem_bytes &&
-          size_t(lane_tables_group) <= device_.info().max_work_group_size) {
-        layout.table_copies = lanes;
-        layout.group = lane_tables_group;
-        layout.group_rows = lane_tables_rows;
+          size_t(lanes) <= device_.info().max_work_group_size) {
+        layout.table_copies = table_copies(entries);
+        if (layout.table_copies > 1) {
+          const double group = device_.knob_number(
+              packed ? "bilateral.packed_group" : "bilateral.table_group", lane_tables_group);
+          layout.group = std::clamp(int(group), lanes, int(device_.info().max_work_group_size));
+          layout.group_rows = lane_tables_rows;
+        }
       }
       options += " -D BL_R=" + std::to_string(radius_) + " -D BL_N=" + std::to_string(outputs) +
                  " -D BL_WG=" + std::to_string(layout.group) +
@@ -182,6 +198,14 @@ class Bilateral : public Filter {
       if (layout.local_table)
         options += " -D BL_LUT=" + std::to_string(entries) +
                    " -D BL_COPIES=" + std::to_string(layout.table_copies);
+      if (layout.local_table && packed) {
+        int shift = 2;
+        while ((1 << shift) < 4 * layout.table_copies) ++shift;
+        options += " -D BL_SAD -D BL_KEY_SHIFT=" + std::to_string(shift);
+        // NVIDIA's compiler takes PTX inline: the byte differences in one instruction.
+        if (device_.info().is_gpu && device_.info().vendor.find("NVIDIA") != std::string::npos)
+          options += " -D BL_PTX";
+      }
       source = rows_taps(radius_, [this](int dx, int dy) { return space_weight(dx, dy); }) + source;
     } else {
       const uint64_t window_bytes = uint64_t(channels) * (tile_h + 2 * radius_) *
