@@ -451,7 +451,8 @@ TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, flo
           "[layout]") {
   // The GPUs' layout, forced on any device: outputs a row a work-item, the taps of a space weight
   // summed together, colour weights from a table of distances for u8 levels. Against the formula
-  // (tests/reference), every border, 1 and 3 channels, and 1-row strips giving the same bits.
+  // (tests/reference), every border, 1 to 4 channels (more than one: keys from packed bytes), and
+  // 1-row strips giving the same bits.
   struct Case {
     const char* spec;
     ref::Border border;
@@ -468,7 +469,7 @@ TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, flo
   const std::pair<const char*, const char*> layouts[] = {{"4", "0"}, {"8", "0"}, {"4", "1"}};
   for (const auto& [outputs, lane_tables] : layouts)
     for (const clf::PixelType type : {clf::PixelType::u8, clf::PixelType::f32})
-      for (const int channels : {1, 3})
+      for (const int channels : {1, 2, 3, 4})
         for (const Case& c : cases) {
           const bool u8 = type == clf::PixelType::u8;
           const clf::Image in = test::random_image(45, 19, channels, type, 21);

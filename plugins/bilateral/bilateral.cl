@@ -170,14 +170,18 @@ inline uint bl_sad(uint a, uint b) {
   BL_PACK(a);                                             \
   for (int o = 0; o < BL_N; ++o) centre_bytes[o] = a_bytes[BL_HX + o];
 
-// The bytes of window columns k of f (CH runs of BL_W floats, whole values 0..255): 2^23 + v holds
-// v in its low byte.
+// The bytes of window columns k of f (CH runs of BL_W floats, whole values 0..255), two channels
+// at a time: v + 256 w is exact, and 2^23 + v + 256 w holds v and w in its two low bytes.
 inline void bl_pack(const float* f, uint* bytes) {
 #pragma unroll
   for (int k = 0; k < BL_W; ++k) {
     uint word = 0;
 #pragma unroll
-    for (int c = 0; c < CH; ++c) word |= (as_uint(f[c * BL_W + k] + 0x1p23f) & 0xffu) << (8 * c);
+    for (int c = 0; c < CH; c += 2) {
+      const float v = f[c * BL_W + k];
+      const float pair = c + 1 < CH ? fma(f[(c + 1) * BL_W + k], 256.f, v) : v;
+      word |= (as_uint(pair + 0x1p23f) & 0xffffu) << (8 * c);
+    }
     bytes[k] = word;
   }
 }
