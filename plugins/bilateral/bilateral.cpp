@@ -186,8 +186,9 @@ class Bilateral : public Filter {
           size_t(lanes) <= device_.info().max_work_group_size) {
         layout.table_copies = table_copies(entries);
         if (layout.table_copies > 1) {
-          const double group = device_.knob_number(
-              packed ? "bilateral.packed_group" : "bilateral.table_group", lane_tables_group);
+          const double group =
+              packed ? device_.knob_number("bilateral.packed_group", lane_tables_group)
+                     : device_.knob_number("bilateral.table_group", lane_tables_group);
           layout.group = std::clamp(int(group), lanes, int(device_.info().max_work_group_size));
           layout.group_rows = lane_tables_rows;
         }
