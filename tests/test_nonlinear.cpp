@@ -488,7 +488,7 @@ TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, flo
           p.run(in, got);
           const std::string layout = p.filter(0).describe();
           CHECK_THAT(layout, Catch::Contains(layout_name));
-          // One channel's table keys are denormal floats: devices that flush them take exp. Three
+          // One channel's table keys are denormal floats: devices that flush them take exp. More
           // channels' are integers.
           const clf::DeviceInfo& info = test::device()->info();
           const bool table = u8 && c.table && (channels > 1 || info.fp32_denormals);
@@ -514,7 +514,7 @@ TEST_CASE("bilateral: a device whose programs flush denormals takes no one-chann
           "[layout]") {
   // One channel's __local table keys are denormal floats: with -cl-denorms-are-zero (or fast or
   // unsafe math) in the build options they would all read entry 0, so the rows layout takes exp
-  // (CPUs' polynomial, GPUs' native_exp). Three channels' keys are integers: their table stays.
+  // (CPUs' polynomial, GPUs' native_exp). More channels' keys are integers: their table stays.
   const std::string selector = test::device()->info().is_gpu ? "gpu" : "cpu";
   for (const char* flush : {"-cl-denorms-are-zero", "-cl-fast-relaxed-math"}) {
     INFO(flush);
