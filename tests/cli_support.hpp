@@ -84,11 +84,18 @@ inline pid_t spawn_clfilter(const std::vector<std::string>& args, const std::fil
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGHUP);
+  // Blocked across the fork, so that the child starts with them blocked: a signal sent at once
+  // waits until the child has its own dispositions. The test runner's handlers (Catch2 takes
+  // SIGINT and SIGTERM) must not run in the child before exec: they print, and a lock another
+  // thread held at the fork would hang it.
+  sigset_t parent_mask;
+  ::pthread_sigmask(SIG_BLOCK, &set, &parent_mask);
   const pid_t pid = ::fork();
-  if (pid != 0) return pid;
-  ::sigprocmask(SIG_BLOCK, &set, nullptr);
-  // The test runner's own handlers (Catch2 takes SIGINT and SIGTERM) must not run in the child
-  // before exec: the dispositions a shell would give, then the mask asked for.
+  if (pid != 0) {
+    ::pthread_sigmask(SIG_SETMASK, &parent_mask, nullptr);
+    return pid;
+  }
+  // The dispositions a shell would give, then the mask asked for.
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
     struct sigaction action {};
     action.sa_handler = sig == how.ignored ? SIG_IGN : SIG_DFL;
