@@ -157,9 +157,9 @@ inline uint bl_sad(uint a, uint b) {
 #if defined(BL_SAD)
 // u8 levels of 2 to 4 channels (-D BL_SAD): each window pixel's channels also as the bytes of one
 // word (the a_bytes and b_bytes beside rows a and b), so that a tap's colour distance is one
-// bl_sad, and its key that sum shifted to its entry's byte offset (-D BL_KEY_SHIFT: log2 of 4
-// BL_COPIES) plus the lane's copy: integers, on any device. BL_LUT is defined too.
-#define BL_TAP_KEY(f, k) ((bl_sad(f##_bytes[BL_HX + (k)], centre_bytes[o]) << BL_KEY_SHIFT) + key0)
+// bl_sad, and its key that sum times its entry's bytes (4 BL_COPIES, a power of two: a shift) plus
+// the lane's copy: integers, on any device. BL_LUT is defined too.
+#define BL_TAP_KEY(f, k) (bl_sad(f##_bytes[BL_HX + (k)], centre_bytes[o]) * (4u * BL_COPIES) + key0)
 #define BL_COLOR_OF(key) (*(const __local float*)((const __local char*)lut + (key)))
 #define BL_KEY0_T uint
 #define BL_KEY0(lane) ((uint)(lane)*4u)

@@ -200,9 +200,7 @@ class Bilateral : public Filter {
         options += " -D BL_LUT=" + std::to_string(entries) +
                    " -D BL_COPIES=" + std::to_string(layout.table_copies);
       if (layout.local_table && packed) {
-        int shift = 2;
-        while ((1 << shift) < 4 * layout.table_copies) ++shift;
-        options += " -D BL_SAD -D BL_KEY_SHIFT=" + std::to_string(shift);
+        options += " -D BL_SAD";
         // NVIDIA's compiler takes PTX inline: the byte differences in one instruction.
         if (device_.info().is_gpu && device_.info().vendor.find("NVIDIA") != std::string::npos)
           options += " -D BL_PTX";
