@@ -212,7 +212,9 @@ inline void line_stage_row(__local float* seg, int count, const __global float* 
 // of its segment once. Its column of `held` holds the current block's suffixes; going down the
 // next block, each row's prefix meets the suffix above it for one output, and the row takes the
 // suffix's place, raw; then the block's suffixes are taken in place. No work-item reads
-// another's column: no barriers.
+// another's column: no barriers. The input rows come in chunks of LINE_CHUNK, each chunk's loads
+// issued one chunk ahead, so that they are in flight during the work on the chunk before and
+// during a block's suffixes.
 __kernel __attribute__((reqd_work_group_size(LINE_GROUP, 1, 1))) void morph_line(MORPH_ARGS) {
   __local float held[LK * LINE_GROUP];
   const int blocks = ((h + LK - 1) / LK + get_global_size(1) - 1) / get_global_size(1);
@@ -229,25 +231,41 @@ __kernel __attribute__((reqd_work_group_size(LINE_GROUP, 1, 1))) void morph_line
   ((r) < n + 2 * LR ? line_read(s, src_pitch, x, base - LR + (r), width, first_row, image_rows, \
                                 mode, value, check)                                           \
                     : MORPH_START)
+  // The chunk after the one at row t0 of the block whose first input row is `first_in`: the
+  // block's next chunk, or the next block's first.
+#define FETCH_AFTER(first_in, t0)                                                      \
+  {                                                                                    \
+    const int t1 = (t0) + LINE_CHUNK < LK ? (t0) + LINE_CHUNK : 0;                     \
+    const int r1 = t1 > 0 ? (first_in) + t1 : (first_in) + LK;                         \
+    _Pragma("unroll") for (int k = 0; k < LINE_CHUNK; ++k) ahead[k] =                  \
+        t1 + k < LK ? AT(r1 + k) : MORPH_START;                                        \
+  }
+  float ahead[LINE_CHUNK];
+#pragma unroll
+  for (int k = 0; k < LINE_CHUNK; ++k) ahead[k] = k < LK ? AT(k) : MORPH_START;
   for (int t0 = 0; t0 < LK; t0 += LINE_CHUNK) {  // block 0, raw
     float in[LINE_CHUNK];
 #pragma unroll
-    for (int k = 0; k < LINE_CHUNK; ++k) in[k] = t0 + k < LK ? AT(t0 + k) : MORPH_START;
+    for (int k = 0; k < LINE_CHUNK; ++k) in[k] = ahead[k];
+    FETCH_AFTER(0, t0)
 #pragma unroll
     for (int k = 0; k < LINE_CHUNK; ++k)
       if (t0 + k < LK) col[(t0 + k) * LINE_GROUP] = in[k];
   }
   for (int q = 0; q * LK < n; ++q) {
     float acc = MORPH_START;  // the block's suffixes, in place
+#pragma unroll 8
     for (int t = LK - 1; t >= 0; --t) col[t * LINE_GROUP] = acc = OP(acc, col[t * LINE_GROUP]);
     const int next = (q + 1) * LK;  // the next block's first input row
     acc = MORPH_START;              // its prefix
     for (int t0 = 0; t0 < LK; t0 += LINE_CHUNK) {
       float in[LINE_CHUNK], other[LINE_CHUNK];
 #pragma unroll
+      for (int k = 0; k < LINE_CHUNK; ++k) in[k] = ahead[k];
+      FETCH_AFTER(next, t0)
+#pragma unroll
       for (int k = 0; k < LINE_CHUNK; ++k) {
         const int t = t0 + k, j = q * LK + t;  // output j: suffix t and the prefix to t - 1
-        in[k] = t < LK ? AT(next + t) : MORPH_START;
         other[k] = combine && t < LK && j < n ? o[(base + j) * other_pitch + x] : 0.f;
       }
 #pragma unroll
@@ -262,6 +280,7 @@ __kernel __attribute__((reqd_work_group_size(LINE_GROUP, 1, 1))) void morph_line
       }
     }
   }
+#undef FETCH_AFTER
 #undef AT
 }
 #undef LINE_GROUP
