@@ -221,11 +221,12 @@ TEST_CASE("morphology's lines at constant cost give the direct passes' bits", "[
   // GPU's 8 groups a compute unit give each of its 47 rows' blocks a segment of its own. Groups
   // of 64 columns and of 32 (morphology.line_walk_group 32; by default where 64 do not fit). The
   // row line one block a work-item (morphology.row_tile 0), and in tiles of 17 to 2048 outputs
-  // whose blocks are scanned in chunks: several tiles a row, and one; the 151x151's blocks are
-  // longer than the image is wide or high.
+  // whose blocks are scanned in chunks: several tiles a row, and one, and groups of 16 for a tile
+  // of 17 (two outputs for some work-items); the 151x151's blocks are longer than the image is wide
+  // or high. Tiles start at every column modulo 4, so the float4 staging meets every alignment.
   const clf::Image in = test::random_image(91, 47, 2, clf::PixelType::f32, 8);
   struct Lines {
-    const char *rows, *group, *tile;
+    const char *rows, *group, *tile, *row_group = "128";
   };
   for (const char* spec : {"morphology:op=dilate,ksize=7", "morphology:op=erode,ksize=31",
                            "morphology:op=blackhat,ksize=9,border=replicate",
@@ -235,14 +236,17 @@ TEST_CASE("morphology's lines at constant cost give the direct passes' bits", "[
     const clf::Image direct = test::run_chain({std::string(spec) + ",method=direct"}, in);
     for (const Lines lines :
          {Lines{"200", "64", "0"}, Lines{"7", "32", "32"}, Lines{"20", "32", "2048"},
-          Lines{"20", "64", "64"}, Lines{"0", "64", "0"}, Lines{"0", "64", "17"}}) {
+          Lines{"20", "64", "64"}, Lines{"0", "64", "0"}, Lines{"0", "64", "17"},
+          Lines{"7", "64", "17", "16"}}) {
       const char* rows = lines.rows;
       INFO("morphology.line_walk_rows " << rows << ", line_walk_group " << lines.group
-                                        << ", row_tile " << lines.tile);
+                                        << ", row_tile " << lines.tile << ", row_group "
+                                        << lines.row_group);
       KnobScope scope({{"morphology.line_walk_rows", rows},
                        {"morphology.line_walk_group", lines.group},
                        {"morphology.row_tile", lines.tile},
-                       {"morphology.row_tile_min_radius", "0"}});
+                       {"morphology.row_tile_min_radius", "0"},
+                       {"morphology.row_group", lines.row_group}});
       clf::Pipeline p(test::device());
       p.add(test::registry(), std::string(spec) + ",method=line");
       const std::string layout = p.filter(0).describe();

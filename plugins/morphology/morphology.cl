@@ -203,6 +203,34 @@ inline void line_stage_row(__local float* seg, int count, const __global float* 
   }
   barrier(CLK_LOCAL_MEM_FENCE);
 }
+
+// line_stage_row's staging where no border rule applies, in float4s: `seg` (16-byte aligned)
+// from column start - (start & 3), the row's inputs from start on at seg[(start & 3) + q]. Plane
+// rows and their margins are whole float4s (clf_stage_window's alignment): a float4 that holds a
+// column before x_end is in the row's room.
+inline void line_stage_row4(__local float* seg, int count, const __global float* s, int pitch,
+                            int start, int y, int x_end) {
+  const int a = start - (start & 3), n4 = ((start & 3) + count + 3) / 4;
+  const __global float4* row = (const __global float4*)(s + y * pitch + a);
+  for (int j0 = get_local_id(0); j0 < n4; j0 += LINE_CHUNK * LG) {
+    float4 in[LINE_CHUNK];
+#pragma unroll
+    for (int k = 0; k < LINE_CHUNK; ++k) {
+      const int j = j0 + k * LG;
+      in[k] = j < n4 && a + 4 * j < x_end ? row[j] : (float4)(MORPH_START);
+    }
+#pragma unroll
+    for (int k = 0; k < LINE_CHUNK; ++k) {
+      const int j = j0 + k * LG, x = a + 4 * j;
+      if (j >= n4) break;
+      const float4 v = in[k];
+      vstore4((float4)(x < x_end ? v.x : MORPH_START, x + 1 < x_end ? v.y : MORPH_START,
+                       x + 2 < x_end ? v.z : MORPH_START, x + 3 < x_end ? v.w : MORPH_START),
+              j, seg);
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+}
 #endif
 
 #if LINE == 1 && defined(LINE_WALK)
@@ -330,13 +358,13 @@ __kernel void morph_line(MORPH_ARGS) {
 }
 #elif defined(ROW_TILE)
 // A row (-D ROW_TILE, GPUs): a group of LG work-items owns ROW_TILE outputs of one row. Its
-// segment of ROW_SPAN = ROW_TILE + 2 LR inputs is staged in __local by side-by-side reads; the
-// van Herk blocks of LK inputs start at the segment's first, and each is scanned in chunks of
-// ROW_CHUNK (odd: side-by-side chunks fall on different banks), one chunk a work-item from
-// registers, so that a whole group works at any LK. Each chunk takes its own suffixes (into suf)
-// and prefixes (in place), then the extrema of the chunks before it in its block (into before)
-// and after it (into after). Output q is the extremum of suffix q, the chunks after q's, prefix
-// e = q + LK - 1 and the chunks before e's.
+// segment of ROW_SPAN = ROW_TILE + 2 LR inputs is staged in __local by side-by-side reads, float4s
+// where no border rule applies; the van Herk blocks of LK inputs start at the segment's first,
+// and each is scanned in chunks of ROW_CHUNK (odd: side-by-side chunks fall on different banks),
+// one chunk a work-item from registers, so that a whole group works at any LK. Each chunk takes
+// its own suffixes (into suf) and prefixes (in place), then the extrema of the chunks before it in
+// its block (into before) and after it (into after). Output q is the extremum of suffix q, the
+// chunks after q's, prefix e = q + LK - 1 and the chunks before e's.
 #define ROW_SPAN (ROW_TILE + 2 * LR)
 #define ROW_CHUNKS_A_BLOCK ((LK + ROW_CHUNK - 1) / ROW_CHUNK)
 #define ROW_CHUNKS (((ROW_SPAN + LK - 1) / LK) * ROW_CHUNKS_A_BLOCK)
@@ -346,15 +374,22 @@ __kernel void morph_line(MORPH_ARGS) {
   ((c) / ROW_CHUNKS_A_BLOCK * LK + (c) % ROW_CHUNKS_A_BLOCK * ROW_CHUNK)
 #define ROW_CHUNK_OF(q) ((q) / LK * ROW_CHUNKS_A_BLOCK + (q) % LK / ROW_CHUNK)
 __kernel __attribute__((reqd_work_group_size(LG, 1, 1))) void morph_line(MORPH_ARGS) {
-  __local float pre[ROW_SPAN], suf[ROW_SPAN], before[ROW_CHUNKS], after[ROW_CHUNKS];
+  // pre and suf from (base - LR) & 3 floats into whole float4s, as line_stage_row4 stages them
+  __local float4 pre4[ROW_SPAN / 4 + 2], suf4[ROW_SPAN / 4 + 2];
+  __local float before[ROW_CHUNKS], after[ROW_CHUNKS];
   const int l = get_local_id(0), y = y0 + get_global_id(1), gy = first_row + y;
   const int base = x0 + get_group_id(0) * ROW_TILE;
   MORPH_PLANES(get_global_id(2))
   const bool inside =
       base - LR >= 0 && base - LR + ROW_SPAN <= width && gy >= 0 && gy < image_rows;
   const int check = checked && !inside;
-  line_stage_row(pre, ROW_SPAN, s, src_pitch, base, y, x0 + w + LR, width, first_row, image_rows,
-                 mode, value, check);
+  __local float* pre = (__local float*)pre4 + ((base - LR) & 3);
+  __local float* suf = (__local float*)suf4 + ((base - LR) & 3);
+  if (check)
+    line_stage_row(pre, ROW_SPAN, s, src_pitch, base, y, x0 + w + LR, width, first_row,
+                   image_rows, mode, value, check);
+  else
+    line_stage_row4((__local float*)pre4, ROW_SPAN, s, src_pitch, base - LR, y, x0 + w + LR);
 #pragma unroll
   for (int n = 0; n < ROW_CHUNKS_AN_ITEM; ++n) {  // each chunk's own suffixes and prefixes
     const int c = l + n * LG, start = ROW_CHUNK_START(c);

@@ -62,9 +62,10 @@ RowLine row_line(const Device& device, int rx) {
   if (rx >= device.knob_number("morphology.row_tile_min_radius", 0))
     row.tile = size_t(std::clamp(device.knob_number("morphology.row_tile", 0), 0.0, 65536.0));
   const size_t chunk = size_t(std::sqrt(double(k))) | 1;  // odd: no bank conflicts
-  auto local_bytes = [&](size_t tile) {  // morphology.cl's pre, suf, before and after
+  auto local_bytes = [&](size_t tile) {  // morphology.cl's pre4, suf4, before and after
     const size_t span = tile + k - 1;
-    return (2 * span + 2 * (span + k - 1) / k * ((k + chunk - 1) / chunk)) * sizeof(float);
+    return (2 * (span / 4 + 2) * 4 + 2 * (span + k - 1) / k * ((k + chunk - 1) / chunk)) *
+           sizeof(float);
   };
   while (row.tile > 0 && local_bytes(row.tile) > half) row.tile /= 2;
   if (row.tile > 0) {
