@@ -81,8 +81,13 @@ const std::vector<OptionSpec> table = {
      "  --filter sobel:mode=x,ksize=5\n"
      "  --filter box:radius=3,border=wrap\n"
      "  --filter 'convolve:kernel=0,-1,0;-1,5,-1;0,-1,0'\n"
+     "  --filter median:ksize=5\n"
+     "  --filter morphology:op=open,shape=ellipse,ksize=7\n"
+     "  --filter bilateral:d=9,sigma_color=75,sigma_space=75\n"
+     "  --filter unsharp:sigma=2,amount=0.8,threshold=3\n"
      "Borders (every filter): border=replicate|reflect|\n"
-     "reflect101|wrap|constant (default reflect101, as OpenCV)",
+     "reflect101|wrap|constant, as OpenCV's defaults: reflect101;\n"
+     "median replicate; morphology ignore (outside never wins)",
      Complete::filters, "", [](O& o, S, S v) { o.filters.push_back(v); }},
     {"--device", "SEL", device,
      "gpu, cpu, P:D (platform:device index from --list-devices)\n"
@@ -210,6 +215,7 @@ Exit status: 0 done, 1 failed (file, device, plugin), 2 bad command line,
 
 Examples:
   clfilter photo.png edges.png --filter sobel
+  clfilter scan.png clean.png -f median:ksize=3 -f morphology:op=close,ksize=5
   clfilter in.exr out.exr -f gaussian:sigma=2 -f sobel -f box:radius=1 --stats
   clfilter big.tif big.tif --filter gaussian:sigma=8 --device cpu --max-device-memory 64M
   clfilter shots/*.jpg --output-dir soft/ -f gaussian:sigma=3 --jobs 2

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <tuple>
 
@@ -160,6 +161,22 @@ TEST_CASE("help, version and listings teach and exit 0") {
   Result devices = clfilter("--list-devices");
   CHECK(devices.code == 0);
   CHECK_THAT(devices.out, Contains(clf::list_devices()[0].name));
+}
+
+TEST_CASE("every filter the help shows is one the registry builds") {
+  // The help's --filter and -f examples, each as written (quotes dropped), into a pipeline.
+  const std::string help = clfilter("--help").out;
+  const std::regex example("(?:--filter|-f) '?([a-z]+(?::[^ '\n]+)?)");
+  int count = 0;
+  for (std::sregex_iterator it(help.begin(), help.end(), example), end; it != end; ++it, ++count) {
+    const std::string spec = (*it)[1];
+    INFO(spec);
+    clf::Pipeline pipeline(test::device());
+    CHECK_NOTHROW(pipeline.add(test::registry(), spec));
+  }
+  CHECK(count >= 15);
+  for (const char* name : {"median", "morphology", "bilateral", "unsharp"})
+    CHECK_THAT(help, Contains(std::string("--filter ") + name + ":"));
 }
 
 TEST_CASE("--tune refuses files and filters, and -v names where the tuning came from") {
