@@ -64,10 +64,14 @@ TEST_CASE("programs are cached in memory and on disk", "[layout]") {
   device->build("probe.cl", source, "-D PROBE=1");
   CHECK(device->programs_built() == built);  // memory hit
   REQUIRE_FALSE(device->cache_dir().empty());
-  // A second Device object has an empty memory cache: the binary must come from disk.
-  auto fresh = clf::Device::open(std::to_string(device->info().platform_index) + ":" +
-                                     std::to_string(device->info().device_index),
-                                 {device->cache_dir()});
+  // A program goes to disk from its second build on: a second Device object (an empty memory
+  // cache) builds it again and writes it, and a third reads it from disk.
+  const std::string selector = std::to_string(device->info().platform_index) + ":" +
+                               std::to_string(device->info().device_index);
+  auto second = clf::Device::open(selector, {device->cache_dir()});
+  second->build("probe.cl", source, "-D PROBE=1");
+  CHECK(second->programs_built() == 1);
+  auto fresh = clf::Device::open(selector, {device->cache_dir()});
   fresh->build("probe.cl", source, "-D PROBE=1");
   CHECK(fresh->programs_built() == 0);
   fresh->build("probe.cl", source, "-D PROBE=2");  // other options: another entry

@@ -47,7 +47,7 @@ cl::Program ProgramCache::get(const std::string& name, const std::string& source
   cl::Program program = from_disk(key, options);
   if (!program()) {
     program = compile(name, source, options);
-    to_disk(key, program);
+    if (seen_before(key)) to_disk(key, program);
   }
   programs_.emplace(key, program);
   return program;
@@ -84,6 +84,20 @@ cl::Program ProgramCache::from_disk(const std::string& key, const std::string& o
   if (err != CL_SUCCESS || program.build({device_}, options.c_str()) != CL_SUCCESS)
     return {};  // stale or foreign binary: rebuild from source
   return program;
+}
+
+// Whether a program was compiled from source before, by this process or another: its marker file
+// (empty) is there; if not, it is left for the next. Programs go to disk from their second build
+// on, since handing out a binary can cost more than the build: PoCL then compiles every kernel of
+// the program for any group size, where a run compiles only those it launches, for their sizes.
+// A one-off program (a test's, a tuning candidate's) costs a build only.
+bool ProgramCache::seen_before(const std::string& key) const {
+  if (dir_.empty()) return false;
+  const fs::path marker = fs::path(dir_) / (key + ".seen");
+  std::error_code ec;
+  if (fs::exists(marker, ec)) return true;
+  std::ofstream(marker).close();  // a cache that cannot be written is not an error
+  return false;
 }
 
 // Written to a temporary file and renamed, so that a process stopped midway leaves no torn file.

@@ -1,6 +1,7 @@
 // The programs one device has built: in memory for the process, and with a cache directory on disk
-// as the driver's binaries, keyed by a hash of the device, its driver, the options and the full
-// source, so that a change to any of them builds again.
+// as the driver's binaries from a program's second build from source on (seen_before), keyed by a
+// hash of the device, its driver, the options and the full source, so that a change to any of them
+// builds again.
 #pragma once
 #include <map>
 #include <mutex>
@@ -24,6 +25,7 @@ class ProgramCache {
 
  private:
   cl::Program from_disk(const std::string& key, const std::string& options) const;
+  bool seen_before(const std::string& key) const;
   void to_disk(const std::string& key, const cl::Program& program) const;
   cl::Program compile(const std::string& name, const std::string& source,
                       const std::string& options);
