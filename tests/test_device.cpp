@@ -77,11 +77,17 @@ TEST_CASE("programs are cached in memory and on disk", "[layout]") {
   fresh->build("probe.cl", source, "-D PROBE=2");  // other options: another entry
   CHECK(fresh->programs_built() == 1);
   // Without a cache directory (the library's default: it reads no environment), memory only.
-  auto memory_only = clf::Device::open(std::to_string(device->info().platform_index) + ":" +
-                                       std::to_string(device->info().device_index));
+  auto memory_only = clf::Device::open(selector);
   CHECK(memory_only->cache_dir().empty());
   memory_only->build("probe.cl", source, "-D PROBE=1");
   CHECK(memory_only->programs_built() == 1);
+  // A cache directory nothing can be written to, root included (/proc/self): neither the marker
+  // nor the binary lands, each Device builds from source, and no build fails for it.
+  for (int twice = 0; twice < 2; ++twice) {
+    auto unwritable = clf::Device::open(selector, {"/proc/self"});
+    CHECK_NOTHROW(unwritable->build("probe.cl", source, "-D PROBE=3"));
+    CHECK(unwritable->programs_built() == 1);
+  }
 }
 
 TEST_CASE("allocations are counted while they live") {
