@@ -4,7 +4,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh" --deps-only
-# -O1 -g1 (line tables: reports still name function, file and line) builds in half the time of
+# -O1 -g1 (line tables: reports still name function, file and line) builds much sooner than
 # RelWithDebInfo's -O2 -g, and the suite runs as fast: its time is PoCL compiling kernels.
 cmake -S "$root" -B "$root/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLF_SANITIZE=ON \
   -DCLF_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
