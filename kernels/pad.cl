@@ -17,10 +17,12 @@ __kernel void clf_pad_rows(__global float* buf, int origin, int pitch, int plane
       mode >= CLF_BORDER_CONSTANT ? clf_border_fill(mode, value) : p[src_row * pitch + src_col];
 }
 
-// Left and right halo columns of rows inside the image: global (2hx, n, C).
+// Left and right halo columns of rows [row_begin, row_end) inside the image: global (2hx,
+// row_end - row_begin, C) or more.
 __kernel void clf_pad_cols(__global float* buf, int origin, int pitch, int plane, int width,
-                           int hx, int row_begin, int mode, float value) {
+                           int hx, int row_begin, int row_end, int mode, float value) {
   const int i = get_global_id(0), r = row_begin + (int)get_global_id(1), c = get_global_id(2);
+  if (i >= 2 * hx || r >= row_end) return;
   const int col = i < hx ? i - hx : width + i - hx;
   __global float* p = buf + origin + c * plane + r * pitch;
   p[col] = mode >= CLF_BORDER_CONSTANT ? clf_border_fill(mode, value)

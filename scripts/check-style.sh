@@ -9,6 +9,7 @@
 #   - no #if in OpenCL C (kernels/, plugins/, samples/) is nested deeper than 2;
 #   - #include <clf/clf.hpp> (what an embedder includes) pulls in no Boost header;
 #   - plugins read the tuning by name (Device::knob), never through clf::Tuning;
+#   - no kernel launch leaves its group to the driver (cl::NullRange as the local size);
 #   - what README.md and docs/ name in code (files, knobs, functions, options) is in the code
 #     (tests/tools/check_docs.py).
 # Prints each finding and exits 1 when there is one. Fix C++ layout with:
@@ -22,7 +23,7 @@ mapfile -t cxx < <(git ls-files 'core/*.cpp' 'core/*.hpp' 'core/*.h' 'plugins/*.
 mapfile -t other_sources < <(git ls-files 'kernels/*' 'plugins/*.cl' 'samples/*.cl' 'python/clfilter/*.py')
 if ! clang-format --dry-run --Werror "${cxx[@]}" 2>/tmp/clf-format.$$; then
   grep -E "warning|error" /tmp/clf-format.$$ | head -40
-  echo "check-style: clang-format reports $(grep -c warning /tmp/clf-format.$$) findings (clang-format -i fixes them)"
+  echo "check-style: clang-format reports $(grep -c -E "warning|error" /tmp/clf-format.$$) findings (clang-format -i fixes them)"
   status=1
 fi
 rm -f /tmp/clf-format.$$
@@ -85,6 +86,13 @@ fi
 # Plugins read the tuning by name (Device::knob): Tuning's layout is not part of the plugin ABI.
 if git grep -n -E '\bTuning\b|\.tuning\(\)|->tuning\(\)' -- 'plugins/*' 'samples/*'; then
   echo "check-style: plugins above use clf::Tuning; they read tuning values with Device::knob"
+  status=1
+fi
+# Every launch names its group (Stage::launch's local size, or Stage::launch_items): a group the
+# driver picks (cl::NullRange) divides the image's size, a new one for each size.
+if git grep -n 'NullRange' -- core/src plugins samples cli python |
+  grep -v -E 'enqueueNDRangeKernel\([A-Za-z_]+, cl::NullRange'; then
+  echo "check-style: the launches above leave the group to the driver; give one (Stage::launch_items)"
   status=1
 fi
 python3 tests/tools/check_docs.py || status=1

@@ -261,6 +261,23 @@ TEST_CASE("morphology's lines at constant cost give the direct passes' bits", "[
   }
 }
 
+TEST_CASE("the largest rect, 511x511, in one pass gives the lines' bits", "[layout]") {
+  // On CPUs the one pass keeps 2 x 511 vectors a work-item in private arrays, which PoCL keeps
+  // for a whole group on one thread's stack: its groups are sized to hold them.
+  const clf::Image in = test::random_image(91, 47, 2, clf::PixelType::f32, 9);
+  const std::string spec = "morphology:op=dilate,ksize=511,border=reflect101";
+  if (!test::device()->info().is_gpu) {
+    clf::Pipeline p(test::device());
+    p.add(test::registry(), spec);
+    CHECK_THAT(p.filter(0).describe(), Catch::Matchers::Contains("1 pass"));
+  }
+  const clf::Image lines = test::run_chain({spec + ",method=line"}, in);
+  CHECK(test::identical(test::run_chain({spec}, in), lines));
+  clf::RunOptions strips;
+  strips.strip_rows = 2;
+  CHECK(test::identical(test::run_chain({spec}, in, strips), lines));
+}
+
 TEST_CASE("a rect by groups walking down the columns gives the direct passes' bits", "[layout]") {
   // morphology.rect_walk (GPUs' default): the first erode or dilate of a rect from 9x9 to
   // morphology.walk_max_radius (47x47 here) in one pass; later passes read temp planes. Radii to 8

@@ -84,6 +84,84 @@ TEST_CASE("a cancel while a strip's filters run stops before the next filter on 
   CHECK(first == 1);
 }
 
+namespace {
+// A filter that doubles its input over launch_items, the kernel noting the group it ran in.
+class Doubled : public clf::Filter {
+ public:
+  Doubled(clf::Device& device, size_t private_bytes)
+      : private_bytes_(private_bytes),
+        seen_(device.alloc(3 * sizeof(cl_int), "doubled's group")),
+        kernel_(device.kernel(device.build("doubled.cl", R"(
+__kernel void doubled(CLF_PLANE_IN(src), CLF_PLANE(dst), int width, int rows, __global int* seen) {
+  const int x = get_global_id(0), y = get_global_id(1), c = get_global_id(2);
+  if (x == 0 && y == 0 && c == 0)
+    seen[0] = get_local_size(0), seen[1] = get_local_size(1), seen[2] = get_local_size(2);
+  if (x >= width || y >= rows) return;
+  dst[dst_origin + c * dst_plane + y * dst_pitch + x] =
+      2 * src[src_origin + c * src_plane + y * src_pitch + x];
+})",
+                                                 "", clf::Helpers::stage),
+                              "doubled")) {}
+  clf::Halo halo() const override { return {}; }
+  clf::Border border() const override { return {}; }
+  void enqueue(clf::Stage& stage) override {
+    clf::KernelArgs(kernel_) << stage.input() << stage.output() << stage.width() << stage.rows()
+                             << seen_.get();
+    stage.launch_items(kernel_,
+                       cl::NDRange(size_t(stage.width()), size_t(stage.rows()),
+                                   size_t(stage.channels())),
+                       "doubled", private_bytes_);
+  }
+  std::string describe() const override { return "doubled"; }
+  // The group of the last launch, as the kernel saw it.
+  std::vector<cl_int> seen(clf::Device& device) const {
+    std::vector<cl_int> group(3);
+    clf::cl_check(device.host_queue().enqueueReadBuffer(seen_.get(), CL_TRUE, 0,
+                                                   group.size() * sizeof(cl_int), group.data()),
+             "clEnqueueReadBuffer", "doubled's group");
+    return group;
+  }
+
+ private:
+  size_t private_bytes_;
+  clf::DeviceBuffer seen_;
+  cl::Kernel kernel_;
+};
+}  // namespace
+
+TEST_CASE("launch_items: one group shape whatever the image's size, the work-items past it idle") {
+  // A group the driver picks divides the image's size: a new shape (a new PoCL compile) for each
+  // size, and groups of one work-item for a width with a large prime factor.
+  auto device = test::device();
+  const size_t largest = device->info().is_gpu ? 256 : 64;
+  for (const size_t private_bytes : {size_t(0), size_t(64) << 10}) {
+    INFO("private bytes " << private_bytes);
+    std::vector<cl_int> first;
+    for (const auto& [w, h] : {std::pair{1, 1}, {97, 89}, {256, 64}, {1021, 3}}) {
+      INFO(w << "x" << h);
+      clf::Pipeline p(device);
+      auto doubled = std::make_unique<Doubled>(*device, private_bytes);
+      const Doubled& filter = *doubled;
+      p.add(std::move(doubled));
+      const clf::Image in = test::random_image(w, h, 2, clf::PixelType::f32, 5);
+      clf::Image out;
+      p.run(in, out);
+      const float* a = reinterpret_cast<const float*>(in.data());
+      const float* b = reinterpret_cast<const float*>(out.data());
+      size_t wrong = 0;
+      for (size_t i = 0; i < size_t(w) * size_t(h) * 2; ++i) wrong += b[i] != 2 * a[i];
+      CHECK(wrong == 0);
+      const std::vector<cl_int> group = filter.seen(*device);
+      if (first.empty()) first = group;
+      CHECK(group == first);
+      CHECK(group[2] == 1);
+      CHECK(size_t(group[0] * group[1]) <= largest);
+      // On CPUs, PoCL keeps a group's private arrays on one thread's stack: at most 1 MiB.
+      if (!device->info().is_gpu) CHECK(size_t(group[0] * group[1]) * private_bytes <= (1 << 20));
+    }
+  }
+}
+
 TEST_CASE("a pipeline with no filters is refused, as in Python, for images and row streams") {
   clf::Pipeline empty(test::device());
   const clf::Image in = test::random_image(8, 8, 1, clf::PixelType::u8, 1);

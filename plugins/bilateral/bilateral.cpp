@@ -98,8 +98,9 @@ class Bilateral : public Filter {
       stage.launch(kernel, cl::NDRange(up(w, tile_w), up(h, tile_h), 1),
                    cl::NDRange(tile_w, tile_h, 1), "bilateral_tiled");
     } else {
-      stage.launch(kernel, cl::NDRange((w + size_t(layout.vector) - 1) / size_t(layout.vector), h),
-                   cl::NullRange, layout.vector > 1 ? "bilateral_vector" : "bilateral_direct");
+      stage.launch_items(kernel,
+                         cl::NDRange((w + size_t(layout.vector) - 1) / size_t(layout.vector), h),
+                         layout.vector > 1 ? "bilateral_vector" : "bilateral_direct");
     }
   }
   std::string describe() const override {

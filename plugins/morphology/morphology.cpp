@@ -281,8 +281,10 @@ class Morphology : public Filter {
       const size_t items = (size_t(w) + size_t(p.vector) - 1) / size_t(p.vector);
       if (p.rect && p.vector > 1) {  // rect_run blocks of 2 ry + 1 rows a work-item
         const size_t block = size_t(rect_run) * size_t(2 * p.ry() + 1);
-        stage.launch(kernels_[i], cl::NDRange(items, (size_t(h) + block - 1) / block, c),
-                     cl::NullRange, "morph_rect_vector");
+        // Its rows and suffixes, 2 (2 ry + 1) vectors.
+        const size_t held = 2 * size_t(2 * p.ry() + 1) * size_t(p.vector) * sizeof(float);
+        stage.launch_items(kernels_[i], cl::NDRange(items, (size_t(h) + block - 1) / block, c),
+                           "morph_rect_vector", held);
         continue;
       }
       stage.launch(kernels_[i], cl::NDRange((items + 63) / 64 * 64, size_t(h), c),

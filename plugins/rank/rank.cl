@@ -133,9 +133,11 @@ __kernel __attribute__((reqd_work_group_size(TW, TH, 1))) void rank_network_tile
 #endif
 
 #if defined(CLF_RANK_TILE)
-// The host launches ceil(width / MX) x ceil(rows / MY) work-items on a plane of at least MX x MY;
-// the last tile of a row or column moves back inside it, writing some outputs twice, the same.
+// The host launches ceil(width / MX) x ceil(rows / MY) work-items (or more: those past return)
+// on a plane of at least MX x MY; the last tile of a row or column moves back inside it, writing
+// some outputs twice, the same.
 __kernel void rank_tile(CLF_PLANE_IN(src), CLF_PLANE(dst), int width, int rows) {
+  if ((int)get_global_id(0) * MX >= width || (int)get_global_id(1) * MY >= rows) return;
   const int x0 = min((int)get_global_id(0) * MX, width - MX);
   const int y0 = min((int)get_global_id(1) * MY, rows - MY), c = get_global_id(2);
   const __global float* s = src + src_origin + c * src_plane + (y0 - R) * src_pitch + (x0 - R);

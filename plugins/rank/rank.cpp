@@ -91,20 +91,21 @@ class RankFilter : public Filter {
     auto up = [](size_t v, size_t m) { return (v + m - 1) / m * m; };
     if (way == Way::network) {
       if (tile_fits(stage))
-        stage.launch(kernel,
-                     cl::NDRange((w + tile_w_ - 1) / tile_w_, (h + tile_h_ - 1) / tile_h_, c),
-                     cl::NullRange, "rank_tile");
+        stage.launch_items(kernel,
+                           cl::NDRange((w + tile_w_ - 1) / tile_w_, (h + tile_h_ - 1) / tile_h_, c),
+                           "rank_tile");
       else if (tiled_)
         stage.launch(kernel, cl::NDRange(up(w, network_tile_w), up(h, network_tile_h), c),
                      cl::NDRange(network_tile_w, network_tile_h, 1), "rank_network_tiled");
       else if (median3_)
-        stage.launch(kernel, cl::NDRange((w + vector_ - 1) / vector_, (h + 1) / 2, c),
-                     cl::NullRange, "rank_median3_vector");
+        stage.launch_items(kernel, cl::NDRange((w + vector_ - 1) / vector_, (h + 1) / 2, c),
+                           "rank_median3_vector");
       else if (vector_ > 1)
-        stage.launch(kernel, cl::NDRange((w + vector_ - 1) / vector_, h, c), cl::NullRange,
-                     "rank_network_vector");
+        stage.launch_items(kernel, cl::NDRange((w + vector_ - 1) / vector_, h, c),
+                           "rank_network_vector",  // its window, K x K vectors
+                           size_t((2 * radius_ + 1) * (2 * radius_ + 1) * vector_) * sizeof(float));
       else
-        stage.launch(kernel, cl::NDRange(w, h, c), cl::NullRange, "rank_network_direct");
+        stage.launch_items(kernel, cl::NDRange(w, h, c), "rank_network_direct");
       return;
     }
     args << radius_ << q_;
@@ -113,7 +114,7 @@ class RankFilter : public Filter {
                    cl::NDRange(up(w, histogram_group), (h + histogram_run - 1) / histogram_run, c),
                    cl::NDRange(histogram_group, 1, 1), "rank_histogram");
     else
-      stage.launch(kernel, cl::NDRange(w, h, c), cl::NullRange, "rank_bisect");
+      stage.launch_items(kernel, cl::NDRange(w, h, c), "rank_bisect");
   }
   std::string describe() const override {
     const int k = 2 * radius_ + 1;

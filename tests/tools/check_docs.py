@@ -93,7 +93,7 @@ def names_missing(name, body):
 
 def self_test():
     """The checker finds each kind of stale name, and passes names the code has."""
-    stale = ("See `morphology.row_tiles`, `Stage::launches`, `core/src/nothing.cpp`,\n"
+    stale = ("See `morphology.row_tiles`, `Stage::relaunch`, `core/src/nothing.cpp`,\n"
              "`morph_rect_walker`, `clfilter --strip-rowz 4`, and `--tuning\n"
              "morphology.walk_grup=3`.\n")
     fine = ("`morphology.row_tile`, `Stage::launch`, `core/src/stage.cpp`, `morph_rect_walk`,\n"
@@ -101,7 +101,7 @@ def self_test():
             "`tests/test_*.cpp`, `--tuning morphology.walk_group=64`\n"
             "```python\nedges_of_big = 1\n```\n")
     found = names_missing("stale.md", stale)
-    want = {"morphology.row_tiles", "Stage::launches", "core/src/nothing.cpp",
+    want = {"morphology.row_tiles", "Stage::relaunch", "core/src/nothing.cpp",
             "morph_rect_walker", "--strip-rowz", "morphology.walk_grup"}
     named = {f.split("`")[1] for f in found}
     assert named == want, f"self-test: found {sorted(named)}, want {sorted(want)}"

@@ -90,9 +90,21 @@ class Stage {
   // them, as input() has: writable on [-halo.x, width + halo.x) x [-halo.y, rows + halo.y).
   const Plane& temp(int index) const;
   // Enqueues `kernel` on the stage's queue; errors name the kernel ("... from
-  // clEnqueueNDRangeKernel(sobel_magnitude)"). local = cl::NullRange lets the driver choose.
+  // clEnqueueNDRangeKernel(sobel_magnitude)"). Give a local size (or use launch_items): with
+  // cl::NullRange the driver picks one that divides the global size, so every new image size is
+  // a new group shape (PoCL compiles the kernel again for each) and a size with a large prime
+  // factor runs in groups of a few work-items.
   void launch(const cl::Kernel& kernel, const cl::NDRange& global, const cl::NDRange& local,
               const char* name) const;
+  // Enqueues `kernel` over `items` work-items (x, y, z) in groups of items_group(), the global
+  // size rounded up to whole groups: the kernel returns for ids at or past `items`.
+  // private_bytes: what a work-item keeps in private arrays (see items_group).
+  void launch_items(const cl::Kernel& kernel, const cl::NDRange& items, const char* name,
+                    size_t private_bytes = 0) const;
+  // The group launch_items takes, one shape whatever the image's size: 32 x 8 work-items on
+  // GPUs, 16 x 4 on CPUs, fewer where the device or the kernel allows at most `most`. On CPUs, at
+  // most 1 MiB of private arrays a group: PoCL keeps every work-item's on its thread's stack.
+  cl::NDRange items_group(size_t dimensions, size_t private_bytes = 0, size_t most = 256) const;
   // Runs `work`, which enqueues on the stage's queue by itself (a library such as VkFFT launching
   // its own kernels): profiled as one span named `name`, between two markers.
   template <typename Work>

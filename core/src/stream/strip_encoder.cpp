@@ -132,12 +132,12 @@ void StripEncoder::pad(int s, const Plane& input, Range own) {
   const int inside_begin = cyclic ? -hy : std::max(-hy, -own.begin);
   const int inside_end = cyclic ? own.size() + hy : std::min(own.size() + hy, height - own.begin);
   if (hx > 0 && inside_end > inside_begin && s > 0) {
-    KernelArgs(pad_cols) << input << width << hx << inside_begin << int(shape.border.mode)
-                         << shape.border.value;
-    stage_.launch(
+    KernelArgs(pad_cols) << input << width << hx << inside_begin << inside_end
+                         << int(shape.border.mode) << shape.border.value;
+    stage_.launch_items(
         pad_cols,
         cl::NDRange(size_t(2 * hx), size_t(inside_end - inside_begin), size_t(plan_.channels())),
-        cl::NullRange, "clf_pad_cols");
+        "clf_pad_cols");
   }
 }
 
