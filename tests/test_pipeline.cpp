@@ -116,9 +116,9 @@ __kernel void doubled(CLF_PLANE_IN(src), CLF_PLANE(dst), int width, int rows, __
   // The group of the last launch, as the kernel saw it.
   std::vector<cl_int> seen(clf::Device& device) const {
     std::vector<cl_int> group(3);
-    clf::cl_check(device.host_queue().enqueueReadBuffer(seen_.get(), CL_TRUE, 0,
-                                                   group.size() * sizeof(cl_int), group.data()),
-             "clEnqueueReadBuffer", "doubled's group");
+    clf::cl_check(device.host_queue().enqueueReadBuffer(
+                      seen_.get(), CL_TRUE, 0, group.size() * sizeof(cl_int), group.data()),
+                  "clEnqueueReadBuffer", "doubled's group");
     return group;
   }
 
