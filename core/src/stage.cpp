@@ -5,6 +5,7 @@
 
 #include "clf/error.hpp"
 #include "stream/trace.hpp"
+#include "util.hpp"
 
 namespace clf {
 
@@ -65,7 +66,7 @@ void Stage::launch_items(const cl::Kernel& kernel, const cl::NDRange& items, con
   cl_check(kernel.getWorkGroupInfo(device_->device(), CL_KERNEL_WORK_GROUP_SIZE, &most),
            "clGetKernelWorkGroupInfo", name);
   const cl::NDRange local = items_group(dims, private_bytes, most);
-  auto up = [&](size_t d) { return (items[d] + local[d] - 1) / local[d] * local[d]; };
+  auto up = [&](size_t d) { return detail::round_up(items[d], local[d]); };
   const cl::NDRange global = dims == 1   ? cl::NDRange(up(0))
                              : dims == 2 ? cl::NDRange(up(0), up(1))
                                          : cl::NDRange(up(0), up(1), items[2]);

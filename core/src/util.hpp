@@ -5,7 +5,8 @@
 
 namespace clf::detail {
 
-inline int round_up(int value, int multiple) {
+template <typename T>
+T round_up(T value, T multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
