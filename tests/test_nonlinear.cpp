@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 
+#include "../plugins/common/levels.hpp"
 #include "../plugins/rank/selection.hpp"
 #include "support.hpp"
 
@@ -377,6 +378,64 @@ TEST_CASE("the median's three ways agree wherever each applies", "[layout]") {
                         test::run_chain({"rank:ksize=7,percentile=90,method=bisect"}, f32)));
 }
 
+TEST_CASE("the two-level histogram of u16 levels and half values gives the bisection's bits",
+          "[layout]") {
+  // Full-range keys move the result's high byte on most rows; a narrow range (a photograph's
+  // smooth part) keeps it and counts most keys' low bytes. Half images take negatives too.
+  clf::Image wide = test::random_image(75, 45, 2, clf::PixelType::u16, 7);
+  clf::Image narrow = test::random_image(75, 45, 2, clf::PixelType::u16, 8);
+  clf::Image half = test::random_image(75, 45, 2, clf::PixelType::f16, 9);
+  for (size_t i = 0; i < size_t(75 * 45 * 2); ++i) {
+    narrow.pixels<uint16_t>()[i] = uint16_t(30000 + narrow.pixels<uint16_t>()[i] / 100);
+    if (i % 3 == 0) half.pixels<uint16_t>()[i] |= 0x8000;
+  }
+  for (const clf::Image* in : {&wide, &narrow, &half}) {
+    const bool u16 = in->type() == clf::PixelType::u16;
+    const std::vector<std::string> specs = {
+        "median:ksize=11", "rank:ksize=13,percentile=83,border=reflect101",
+        std::string("median:ksize=15,border=constant,border_value=") + (u16 ? "40000" : "-0.375"),
+        "rank:ksize=3,percentile=0,border=wrap"};
+    for (const std::string& spec : specs) {
+      INFO(spec << " " << clf::pixel_type_name(in->type()));
+      const clf::Image bisect = test::run_chain({spec + ",method=bisect"}, *in);
+      clf::Pipeline p(test::device());
+      p.add(test::registry(), spec + ",method=histogram");
+      clf::Image out;
+      p.run(*in, out);
+      CHECK(test::identical(out, bisect));
+      CHECK_THAT(p.filter(0).describe(), Catch::Contains(u16 ? "two-level histogram of u16"
+                                                             : "two-level histogram of half"));
+      if (spec.find("median:ksize=11") == 0)  // auto takes it past the networks' 9x9
+        CHECK(test::identical(test::run_chain({spec}, *in), bisect));
+      clf::RunOptions strips;
+      strips.strip_rows = 1;
+      CHECK(test::identical(test::run_chain({spec + ",method=histogram"}, *in, strips), bisect));
+    }
+  }
+  // A constant border off the keys: no histogram (auto bisects).
+  CHECK_THROWS_WITH(test::run_chain({"median:ksize=11,border=constant,border_value=0.5,"
+                                     "method=histogram"},
+                                    wide),
+                    Catch::Contains("u16 with a border_value that is not one of them"));
+  CHECK_THROWS_WITH(test::run_chain({"median:ksize=11,border=constant,border_value=0.1,"
+                                     "method=histogram"},
+                                    half),
+                    Catch::Contains("f16 with a border_value that is not one of them"));
+  CHECK(test::identical(
+      test::run_chain({"median:ksize=11,border=constant,border_value=0.1"}, half),
+      test::run_chain({"median:ksize=11,border=constant,border_value=0.1,method=bisect"}, half)));
+}
+
+TEST_CASE("a border_value is a half value exactly where Imath's half gives it back") {
+  for (float v : {0.f, -0.f, 1.f, 0.1f, 0.375f, 65504.f, 65505.f, 65520.f, 1e-7f,
+                  5.960464477539063e-8f, 6.103515625e-05f, 6.1035156e-05f * 1.0009765625f, 2049.f,
+                  2050.f, 1.f + 0x1p-10f, 1.f + 0x1p-11f, -3.140625f})
+    for (float s : {1.f, -1.f}) {
+      INFO(v * s);
+      CHECK(clf_plugins::is_half_value(v * s) == (float(Imath::half(v * s)) == v * s));
+    }
+}
+
 TEST_CASE("past a chain's first filter the input is f32: no u8 histogram on a blur's results") {
   const clf::Image u8 = test::random_image(64, 40, 1, clf::PixelType::u8, 5);
   const clf::Image bisect = test::run_chain({"box:radius=1", "median:ksize=11,method=bisect"}, u8);
@@ -669,6 +728,7 @@ TEST_CASE("the new filters refuse bad parameters by name") {
   }
   // A way that needs u8 data says so when the image is not.
   const clf::Image f32 = test::random_image(9, 9, 1, clf::PixelType::f32, 1);
-  REQUIRE_THROWS_WITH(test::run_chain({"median:ksize=3,method=histogram"}, f32),
-                      Catch::Contains("method=histogram counts u8 levels; its input is f32"));
+  REQUIRE_THROWS_WITH(
+      test::run_chain({"median:ksize=3,method=histogram"}, f32),
+      Catch::Contains("method=histogram counts u8 or u16 levels or half values; its input is f32"));
 }

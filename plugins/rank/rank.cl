@@ -11,6 +11,10 @@
 //   rank_histogram   u8 data, any K: each work-item walks RUN rows down one column keeping a
 //                    256-bin histogram of its window (16 coarse bins over it), 2K updates and at
 //                    most 32 bin reads an output instead of K^2 reads
+//   rank_histogram16 u16 levels and half values, any K: as rank_histogram on 16-bit keys, the
+//                    high byte from a sliding histogram, the low byte from a second one over the
+//                    keys under that high byte, counted again only when the result's high byte
+//                    moves
 //   rank_bisect      any data, any K: the Q-th key found bit by bit, 32 counts over the window
 // Every way picks an input value, so results are exact for every pixel type.
 
@@ -184,6 +188,101 @@ __kernel __attribute__((reqd_work_group_size(HG, 1, 1))) void rank_histogram(
     if (y + 1 >= end) break;
     rank_count_row(fine, coarse, l, s + (y - radius) * src_pitch, radius, -1);
     rank_count_row(fine, coarse, l, s + (y + radius + 1) * src_pitch, radius, 1);
+  }
+}
+#endif
+
+#if defined(HG16)
+// 16-bit keys: u16 levels, or the bits of half values in their order (CLF_HALF_KEYS).
+inline int rank_key16(float v) {
+#if defined(CLF_HALF_KEYS)
+  ushort h;
+  vstore_half(v, 0, (__private half*)&h);
+  return (h & 0x8000) ? (~h & 0xffff) : (h | 0x8000);
+#else
+  return clamp((int)v, 0, 65535);
+#endif
+}
+inline float rank_value16(int key) {
+#if defined(CLF_HALF_KEYS)
+  const ushort h = (key & 0x8000) ? (key & 0x7fff) : (~key & 0xffff);
+  return vload_half(0, (__private const half*)&h);
+#else
+  return (float)key;
+#endif
+}
+
+// Each work-item's bins, bin b of item l at b * HG16 + l: 256 counts of the keys' high bytes (and
+// 16 over them), 256 of the low bytes of the keys whose high byte is the current one (and 16).
+#define RANK_HIGH 0
+#define RANK_HIGH16 256
+#define RANK_LOW 272
+#define RANK_LOW16 528
+#define RANK_BINS 544
+
+inline void rank_count_high(__local ushort* bins, int l, int key, int step) {
+  bins[(RANK_HIGH + (key >> 8)) * HG16 + l] += step;
+  bins[(RANK_HIGH16 + (key >> 12)) * HG16 + l] += step;
+}
+inline void rank_count_low(__local ushort* bins, int l, int key, int step) {
+  bins[(RANK_LOW + (key & 255)) * HG16 + l] += step;
+  bins[(RANK_LOW16 + ((key >> 4) & 15)) * HG16 + l] += step;
+}
+
+// The bin of 256 (at `fine`, with 16 over them at `coarse`) holding the q-th count, *below
+// counts past before it.
+inline int rank_find16(__local const ushort* fine, __local const ushort* coarse, int l, int q,
+                       int* below) {
+  int n = *below, b = 0;
+  while (n + coarse[b * HG16 + l] <= q) n += coarse[b++ * HG16 + l];
+  b *= 16;
+  while (n + fine[b * HG16 + l] <= q) n += fine[b++ * HG16 + l];
+  *below = n;
+  return b;
+}
+
+// Adds (step 1) or takes out (-1) a window row: every key's high byte, and the low byte of those
+// under the high byte p.
+inline void rank_count_row16(__local ushort* bins, int l, const __global float* row, int radius,
+                             int p, int step) {
+  for (int i = -radius; i <= radius; ++i) {
+    const int key = rank_key16(row[i]);
+    rank_count_high(bins, l, key, step);
+    if ((key >> 8) == p) rank_count_low(bins, l, key, step);
+  }
+}
+
+// As rank_histogram, on 16-bit keys: the high byte from a sliding histogram, then the low byte
+// among the window's keys under it, from a second sliding histogram that is counted again from
+// the window only when the high byte of the result moves.
+__kernel __attribute__((reqd_work_group_size(HG16, 1, 1))) void rank_histogram16(
+    CLF_PLANE_IN(src), CLF_PLANE(dst), int width, int rows, int radius, int q) {
+  __local ushort bins[RANK_BINS * HG16];
+  const int l = get_local_id(0), x = get_global_id(0), y0 = get_global_id(1) * RUN;
+  const int c = get_global_id(2);
+  for (int b = 0; b < RANK_LOW; ++b) bins[b * HG16 + l] = 0;
+  if (x >= width || y0 >= rows) return;  // no barrier follows: each item owns its bins
+  const __global float* s = src + src_origin + c * src_plane + x;
+  for (int j = -radius; j <= radius; ++j)
+    rank_count_row16(bins, l, s + (y0 + j) * src_pitch, radius, -1, 1);
+  const int end = min(y0 + RUN, rows);
+  for (int y = y0, p = -1;; ++y) {
+    int below = 0;
+    const int high = rank_find16(bins + RANK_HIGH * HG16, bins + RANK_HIGH16 * HG16, l, q, &below);
+    if (high != p) {
+      p = high;
+      for (int b = RANK_LOW; b < RANK_BINS; ++b) bins[b * HG16 + l] = 0;
+      for (int j = -radius; j <= radius; ++j)
+        for (int i = -radius; i <= radius; ++i) {
+          const int key = rank_key16(s[(y + j) * src_pitch + i]);
+          if ((key >> 8) == p) rank_count_low(bins, l, key, 1);
+        }
+    }
+    const int low = rank_find16(bins + RANK_LOW * HG16, bins + RANK_LOW16 * HG16, l, q, &below);
+    dst[dst_origin + c * dst_plane + y * dst_pitch + x] = rank_value16(p * 256 + low);
+    if (y + 1 >= end) break;
+    rank_count_row16(bins, l, s + (y - radius) * src_pitch, radius, p, -1);
+    rank_count_row16(bins, l, s + (y + radius + 1) * src_pitch, radius, p, 1);
   }
 }
 #endif

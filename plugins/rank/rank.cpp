@@ -1,10 +1,11 @@
 // rank: median and rank filters (cv2.medianBlur, scipy.ndimage.percentile_filter): the Q-th
 // smallest value of each K x K window. rank.cl holds the three ways (a pruned sorting network for
-// K <= 9, a sliding histogram for u8 data, bit-by-bit selection for the rest); the way is chosen
-// per image at enqueue, when the stage says the pixel type (Stage::pixel_type). The network
-// computes rank.tile_width x rank.tile_height outputs a work-item where the tuning says so (GPUs),
-// sharing their windows' sorts (selection.hpp). The example of a non-linear filter for plugin
-// authors: a window staged in __local, launch sizes, a type-dependent path (docs/PLUGINS.md).
+// K <= 9, sliding histograms for u8, u16 and half data, bit-by-bit selection for the rest); the way
+// is chosen per image at enqueue, when the stage says the pixel type (Stage::pixel_type). The
+// network computes rank.tile_width x rank.tile_height outputs a work-item where the tuning says so
+// (GPUs), sharing their windows' sorts (selection.hpp). The example of a non-linear filter for
+// plugin authors: a window staged in __local, launch sizes, a type-dependent path
+// (docs/PLUGINS.md).
 #include <algorithm>
 #include <clf/error.hpp>
 #include <clf/filter.hpp>
@@ -25,6 +26,7 @@ constexpr int max_radius = 127;       // ksize 255
 constexpr int network_max_ksize = 9;  // 81 values in registers
 constexpr int network_tile_w = 32, network_tile_h = 8;
 constexpr int histogram_group = 64, histogram_run = 32;
+constexpr int histogram16_group = 32;  // 1088 bytes of bins a work-item
 
 // Batcher's odd-even merge sort over the next power of two, its comparators past n dropped (the
 // padding would be +inf, which never moves), then pruned backwards to those that reach position q.
@@ -52,9 +54,21 @@ std::string pruned_network(int n, int q) {
   return text;
 }
 
-enum class Way { network, histogram, bisect };
+enum class Way { network, histogram, histogram_u16, histogram_half, bisect };
 const char* way_name(Way way) {
-  return way == Way::network ? "network" : way == Way::histogram ? "histogram" : "bisect";
+  switch (way) {
+    case Way::network:
+      return "network";
+    case Way::histogram:
+      return "histogram";
+    case Way::histogram_u16:
+      return "two-level histogram of u16 levels";
+    case Way::histogram_half:
+      return "two-level histogram of half values";
+    case Way::bisect:
+      break;
+  }
+  return "bisect";
 }
 
 class RankFilter : public Filter {
@@ -113,6 +127,10 @@ class RankFilter : public Filter {
       stage.launch(kernel,
                    cl::NDRange(up(w, histogram_group), (h + histogram_run - 1) / histogram_run, c),
                    cl::NDRange(histogram_group, 1, 1), "rank_histogram");
+    else if (way != Way::bisect)
+      stage.launch(
+          kernel, cl::NDRange(up(w, histogram16_group), (h + histogram_run - 1) / histogram_run, c),
+          cl::NDRange(histogram16_group, 1, 1), "rank_histogram16");
     else
       stage.launch_items(kernel, cl::NDRange(w, h, c), "rank_bisect");
   }
@@ -124,7 +142,8 @@ class RankFilter : public Filter {
     else if (method_ != "auto")
       way = method_;
     else
-      way = k <= network_max_ksize ? "network" : "histogram on u8 images, bisect on others";
+      way = k <= network_max_ksize ? "network"
+                                   : "histogram on u8, u16 and half images, bisect on others";
     if (way == "network") way += layout();
     return name_ + " " + std::to_string(k) + "x" + std::to_string(k) + " rank " +
            std::to_string(q_) + " of " + std::to_string(k * k) + ", " + way;
@@ -162,23 +181,30 @@ class RankFilter : public Filter {
   }
   std::optional<Way> last_way_;
 
-  // The histogram counts integer levels 0..255.
-  bool histogram_fits(PixelType type) const { return clf_plugins::u8_levels(type, border_); }
+  // The histograms count u8 levels, or 16-bit keys: u16 levels, half values.
+  std::optional<Way> histogram_for(PixelType type) const {
+    if (clf_plugins::u8_levels(type, border_)) return Way::histogram;
+    if (!clf_plugins::sixteen_bit_keys(type, border_)) return std::nullopt;
+    return type == PixelType::u16 ? Way::histogram_u16 : Way::histogram_half;
+  }
   Way choose(PixelType type) const {
     const int k = 2 * radius_ + 1;
     if (method_ == "network") return Way::network;
     if (method_ == "bisect") return Way::bisect;
+    const std::optional<Way> histogram = histogram_for(type);
     if (method_ == "histogram") {
-      if (!histogram_fits(type))
+      if (!histogram)
         throw Error(ErrorKind::usage,
-                    name_ + ": method=histogram counts u8 levels; its input is " +
+                    name_ +
+                        ": method=histogram counts u8 or u16 levels or half values; its input is " +
                         pixel_type_name(type) +
-                        (type == PixelType::u8 ? " with border_value outside 0..255 or not whole"
-                                               : " (past a chain's first filter, always f32)"));
-      return Way::histogram;
+                        (type == PixelType::f32
+                             ? " (f32 images' and every input past a chain's first filter)"
+                             : " with a border_value that is not one of them"));
+      return *histogram;
     }
     if (k <= network_max_ksize) return Way::network;
-    return histogram_fits(type) ? Way::histogram : Way::bisect;
+    return histogram ? *histogram : Way::bisect;
   }
   cl::Kernel& kernel_for(Way way, bool tile) {
     const std::string key = std::string(way_name(way)) + (tile ? " tile" : "");
@@ -212,6 +238,11 @@ class RankFilter : public Filter {
       options =
           " -D HG=" + std::to_string(histogram_group) + " -D RUN=" + std::to_string(histogram_run);
       name = "rank_histogram";
+    } else if (way != Way::bisect) {
+      options = " -D HG16=" + std::to_string(histogram16_group) +
+                " -D RUN=" + std::to_string(histogram_run) +
+                (way == Way::histogram_half ? " -D CLF_HALF_KEYS" : "");
+      name = "rank_histogram16";
     }
     cl::Program program =
         device_.build("rank.cl", source, options, Helpers::border | Helpers::stage);
@@ -231,8 +262,9 @@ std::vector<ParamSpec> rank_params(bool median) {
   specs.push_back(
       ParamSpec::one_of("method", {"auto", "network", "histogram", "bisect"},
                         "network: a sorting network in registers (ksize <= 9); histogram: a "
-                        "sliding 256-bin histogram, u8 images; bisect: any data, 32 counts over "
-                        "the window; auto: network to ksize 9, then histogram for u8, else bisect")
+                        "sliding 256-bin histogram on u8 images, two levels of them on u16 and "
+                        "half images; bisect: any data, 32 counts over the window; auto: network "
+                        "to ksize 9, then histogram where it applies, else bisect")
           .fallback("auto"));
   // cv2.medianBlur replicates; scipy's percentile_filter reflects (OpenCV's reflect).
   return with_border_params(specs, median ? "replicate" : "reflect");

@@ -247,6 +247,8 @@ def test_half_images_give_the_float_results_of_their_values():
     f = image.astype(np.float32)
     size = footprint_size(image, 5)
     cases = [("median:ksize=5", ndi.median_filter(f, size=size, mode="nearest")),
+             ("median:ksize=15", ndi.median_filter(f, size=footprint_size(image, 15),
+                                                   mode="nearest")),  # the two-level histogram
              ("rank:ksize=5,percentile=80", ndi.percentile_filter(f, 80, size=size,
                                                                     mode="reflect")),
              ("morphology:op=close,shape=ellipse,ksize=7",
