@@ -15,7 +15,8 @@
 //                    high byte from a sliding histogram, the low byte from a second one over the
 //                    keys under that high byte, counted again only when the result's high byte
 //                    moves
-//   rank_bisect      any data, any K: the Q-th key found bit by bit, 32 counts over the window
+//   rank_bisect      any data, any K: the Q-th key found 8 bits at a time, 4 counts of the
+//                    window in 256 bins
 // Every way picks an input value, so results are exact for every pixel type.
 
 #if defined(N)
@@ -294,21 +295,39 @@ inline uint rank_key(float f) {
 }
 inline float rank_unkey(uint k) { return as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k); }
 
-// The largest key t with fewer than q + 1 window keys below it is the Q-th smallest's key.
-__kernel void rank_bisect(CLF_PLANE_IN(src), CLF_PLANE(dst), int width, int rows, int radius,
-                          int q) {
-  const int x = get_global_id(0), y = get_global_id(1), c = get_global_id(2);
-  if (x >= width || y >= rows) return;
+#if defined(BG)
+// The Q-th smallest key found 8 bits at a time, from the top: each step counts the next 8 bits of
+// the window's keys that share the bits found so far in 256 bins (16 over them) of the
+// work-item's own in __local, bin b of item l at b * BG + l.
+__kernel __attribute__((reqd_work_group_size(BG, 1, 1))) void rank_bisect(
+    CLF_PLANE_IN(src), CLF_PLANE(dst), int width, int rows, int radius, int q) {
+  __local ushort bins[272 * BG];
+  const int l = get_local_id(0), x = get_global_id(0), y = get_global_id(1), c = get_global_id(2);
+  if (x >= width || y >= rows) return;  // no barrier follows: each item owns its bins
   const __global float* s =
       src + src_origin + c * src_plane + (y - radius) * src_pitch + (x - radius);
   const int k = 2 * radius + 1;
-  uint found = 0;
-  for (int bit = 31; bit >= 0; --bit) {
-    const uint candidate = found | (1u << bit);
-    int below = 0;
+  uint found = 0, known = 0;  // the key's bits found so far, and which they are
+  int rest = q;               // its rank among the keys that share them
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    for (int b = 0; b < 272; ++b) bins[b * BG + l] = 0;
     for (int j = 0; j < k; ++j)
-      for (int i = 0; i < k; ++i) below += rank_key(s[j * src_pitch + i]) < candidate;
-    if (below <= q) found = candidate;
+      for (int i = 0; i < k; ++i) {
+        const uint key = rank_key(s[j * src_pitch + i]);
+        if ((key & known) == found) {
+          const uint digit = (key >> shift) & 255u;
+          bins[digit * BG + l] += 1;
+          bins[(256 + (digit >> 4)) * BG + l] += 1;
+        }
+      }
+    int below = 0, b = 0;
+    while (below + bins[(256 + b) * BG + l] <= rest) below += bins[(256 + b++) * BG + l];
+    b *= 16;
+    while (below + bins[b * BG + l] <= rest) below += bins[b++ * BG + l];
+    rest -= below;
+    found |= (uint)b << shift;
+    known |= 255u << shift;
   }
   dst[dst_origin + c * dst_plane + y * dst_pitch + x] = rank_unkey(found);
 }
+#endif

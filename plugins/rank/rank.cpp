@@ -1,6 +1,7 @@
 // rank: median and rank filters (cv2.medianBlur, scipy.ndimage.percentile_filter): the Q-th
 // smallest value of each K x K window. rank.cl holds the three ways (a pruned sorting network for
-// K <= 9, sliding histograms for u8, u16 and half data, bit-by-bit selection for the rest); the way
+// K <= 9, sliding histograms for u8, u16 and half data, a bisection of the keys 8 bits a step for
+// the rest); the way
 // is chosen per image at enqueue, when the stage says the pixel type (Stage::pixel_type). The
 // network computes rank.tile_width x rank.tile_height outputs a work-item where the tuning says so
 // (GPUs), sharing their windows' sorts (selection.hpp). The example of a non-linear filter for
@@ -27,6 +28,7 @@ constexpr int network_max_ksize = 9;  // 81 values in registers
 constexpr int network_tile_w = 32, network_tile_h = 8;
 constexpr int histogram_group = 64, histogram_run = 32;
 constexpr int histogram16_group = 32;  // 1088 bytes of bins a work-item
+constexpr int bisect_group = 64;       // 544
 
 // Batcher's odd-even merge sort over the next power of two, its comparators past n dropped (the
 // padding would be +inf, which never moves), then pruned backwards to those that reach position q.
@@ -132,7 +134,8 @@ class RankFilter : public Filter {
           kernel, cl::NDRange(up(w, histogram16_group), (h + histogram_run - 1) / histogram_run, c),
           cl::NDRange(histogram16_group, 1, 1), "rank_histogram16");
     else
-      stage.launch_items(kernel, cl::NDRange(w, h, c), "rank_bisect");
+      stage.launch(kernel, cl::NDRange(up(w, bisect_group), h, c), cl::NDRange(bisect_group, 1, 1),
+                   "rank_bisect");
   }
   std::string describe() const override {
     const int k = 2 * radius_ + 1;
@@ -243,6 +246,8 @@ class RankFilter : public Filter {
                 " -D RUN=" + std::to_string(histogram_run) +
                 (way == Way::histogram_half ? " -D CLF_HALF_KEYS" : "");
       name = "rank_histogram16";
+    } else {
+      options = " -D BG=" + std::to_string(bisect_group);
     }
     cl::Program program =
         device_.build("rank.cl", source, options, Helpers::border | Helpers::stage);
@@ -263,7 +268,8 @@ std::vector<ParamSpec> rank_params(bool median) {
       ParamSpec::one_of("method", {"auto", "network", "histogram", "bisect"},
                         "network: a sorting network in registers (ksize <= 9); histogram: a "
                         "sliding 256-bin histogram on u8 images, two levels of them on u16 and "
-                        "half images; bisect: any data, 32 counts over the window; auto: network "
+                        "half images; bisect: any data, the key 8 bits a step, 4 counts over the "
+                        "window; auto: network "
                         "to ksize 9, then histogram where it applies, else bisect")
           .fallback("auto"));
   // cv2.medianBlur replicates; scipy's percentile_filter reflects (OpenCV's reflect).
