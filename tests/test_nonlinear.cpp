@@ -427,6 +427,13 @@ TEST_CASE("the two-level histogram of u16 levels and half values gives the bisec
       test::run_chain({"median:ksize=11,border=constant,border_value=0.1,method=bisect"}, half)));
 }
 
+TEST_CASE("groups with __local counts shrink to the device's local memory") {
+  CHECK(clf_plugins::items_within(544, 48 << 10, 64) == 64);  // the GPUs here: 34 KiB
+  CHECK(clf_plugins::items_within(544, 32 << 10, 64) == 32);  // 32 KiB devices: 17 KiB
+  CHECK(clf_plugins::items_within(1088, 16 << 10, 32) == 8);
+  CHECK(clf_plugins::items_within(1088, 100, 32) == 1);  // never none
+}
+
 TEST_CASE("a border_value is a half value exactly where Imath's half gives it back") {
   for (float v : {0.f, -0.f, 1.f, 0.1f, 0.375f, 65504.f, 65505.f, 65520.f, 1e-7f,
                   5.960464477539063e-8f, 6.103515625e-05f, 6.1035156e-05f * 1.0009765625f, 2049.f,

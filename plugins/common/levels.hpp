@@ -7,6 +7,8 @@
 #include <clf/border.hpp>
 #include <clf/image.hpp>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 
 namespace clf_plugins {
 
@@ -32,6 +34,14 @@ inline bool sixteen_bit_keys(clf::PixelType type, const clf::Border& border) {
   const bool constant = border.mode == clf::BorderMode::constant;
   if (type == clf::PixelType::u16) return !constant || (v >= 0 && v <= 65535 && v == std::floor(v));
   return type == clf::PixelType::f16 && (!constant || is_half_value(v));
+}
+
+// Work-items a group for kernels whose items each own `bytes_per_item` of __local counts: `most`,
+// halved while the group's pass the device's local memory (at least 1).
+inline int items_within(size_t bytes_per_item, uint64_t local_bytes, int most) {
+  int items = most;
+  while (items > 1 && uint64_t(items) * bytes_per_item > local_bytes) items /= 2;
+  return items;
 }
 
 }  // namespace clf_plugins

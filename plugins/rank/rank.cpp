@@ -26,9 +26,11 @@ using namespace clf;
 constexpr int max_radius = 127;       // ksize 255
 constexpr int network_max_ksize = 9;  // 81 values in registers
 constexpr int network_tile_w = 32, network_tile_h = 8;
-constexpr int histogram_group = 64, histogram_run = 32;
-constexpr int histogram16_group = 32;  // 1088 bytes of bins a work-item
-constexpr int bisect_group = 64;       // 544
+// Work-items a group of the kernels with __local counts (fewer where the device's local memory
+// says so), and the bytes of counts each owns; rows a histogram's work-item walks.
+constexpr int histogram_most = 64, histogram16_most = 32, bisect_most = 64;
+constexpr size_t histogram_bytes = 272 * 2, histogram16_bytes = 544 * 2, bisect_bytes = 272 * 2;
+constexpr int histogram_run = 32;
 
 // Batcher's odd-even merge sort over the next power of two, its comparators past n dropped (the
 // padding would be +inf, which never moves), then pruned backwards to those that reach position q.
@@ -127,15 +129,16 @@ class RankFilter : public Filter {
     args << radius_ << q_;
     if (way == Way::histogram)
       stage.launch(kernel,
-                   cl::NDRange(up(w, histogram_group), (h + histogram_run - 1) / histogram_run, c),
-                   cl::NDRange(histogram_group, 1, 1), "rank_histogram");
+                   cl::NDRange(up(w, histogram_group_), (h + histogram_run - 1) / histogram_run, c),
+                   cl::NDRange(histogram_group_, 1, 1), "rank_histogram");
     else if (way != Way::bisect)
       stage.launch(
-          kernel, cl::NDRange(up(w, histogram16_group), (h + histogram_run - 1) / histogram_run, c),
-          cl::NDRange(histogram16_group, 1, 1), "rank_histogram16");
+          kernel,
+          cl::NDRange(up(w, histogram16_group_), (h + histogram_run - 1) / histogram_run, c),
+          cl::NDRange(histogram16_group_, 1, 1), "rank_histogram16");
     else
-      stage.launch(kernel, cl::NDRange(up(w, bisect_group), h, c), cl::NDRange(bisect_group, 1, 1),
-                   "rank_bisect");
+      stage.launch(kernel, cl::NDRange(up(w, bisect_group_), h, c),
+                   cl::NDRange(bisect_group_, 1, 1), "rank_bisect");
   }
   std::string describe() const override {
     const int k = 2 * radius_ + 1;
@@ -170,6 +173,12 @@ class RankFilter : public Filter {
   // Direct in vectors, the 3x3 median from sorted columns, 2 rows a work-item (rank.median3_rows).
   bool median3_ = false;
   std::map<std::string, cl::Kernel> kernels_;
+  const uint64_t local_bytes_ = device_.info().local_mem_bytes;
+  const int histogram_group_ =
+                clf_plugins::items_within(histogram_bytes, local_bytes_, histogram_most),
+            histogram16_group_ =
+                clf_plugins::items_within(histogram16_bytes, local_bytes_, histogram16_most),
+            bisect_group_ = clf_plugins::items_within(bisect_bytes, local_bytes_, bisect_most);
   bool tile_fits(const Stage& stage) const {
     return tile_w_ * tile_h_ > 1 && stage.width() >= tile_w_ && stage.rows() >= tile_h_;
   }
@@ -197,13 +206,13 @@ class RankFilter : public Filter {
     const std::optional<Way> histogram = histogram_for(type);
     if (method_ == "histogram") {
       if (!histogram)
-        throw Error(ErrorKind::usage,
-                    name_ +
-                        ": method=histogram counts u8 or u16 levels or half values; its input is " +
-                        pixel_type_name(type) +
-                        (type == PixelType::f32
-                             ? " (f32 images' and every input past a chain's first filter)"
-                             : " with a border_value that is not one of them"));
+        throw Error(
+            ErrorKind::usage,
+            name_ + ": method=histogram counts u8 or u16 levels or half values; its input is " +
+                pixel_type_name(type) +
+                (type == PixelType::f32
+                     ? " (an f32 image, or the results of the filters before it in the chain)"
+                     : " with a border_value that is not one of them"));
       return *histogram;
     }
     if (k <= network_max_ksize) return Way::network;
@@ -239,15 +248,15 @@ class RankFilter : public Filter {
       }
     } else if (way == Way::histogram) {
       options =
-          " -D HG=" + std::to_string(histogram_group) + " -D RUN=" + std::to_string(histogram_run);
+          " -D HG=" + std::to_string(histogram_group_) + " -D RUN=" + std::to_string(histogram_run);
       name = "rank_histogram";
     } else if (way != Way::bisect) {
-      options = " -D HG16=" + std::to_string(histogram16_group) +
+      options = " -D HG16=" + std::to_string(histogram16_group_) +
                 " -D RUN=" + std::to_string(histogram_run) +
                 (way == Way::histogram_half ? " -D CLF_HALF_KEYS" : "");
       name = "rank_histogram16";
     } else {
-      options = " -D BG=" + std::to_string(bisect_group);
+      options = " -D BG=" + std::to_string(bisect_group_);
     }
     cl::Program program =
         device_.build("rank.cl", source, options, Helpers::border | Helpers::stage);
