@@ -77,7 +77,11 @@ class Bilateral : public Filter {
     offsets_ = device.upload(offsets.data(), offsets.size() * sizeof(cl_int2), "bilateral taps");
     space_ = device.upload(space.data(), space.size() * sizeof(float), "bilateral weights");
   }
-  Halo halo() const override { return {radius_, radius_}; }
+  // The rows layout loads float4s reaching 3 columns past the window's, beyond the row's end for
+  // the outputs there that it computes and does not store: the border fills them, as it fills the
+  // window's (the plane's margin past them holds what it held before, and a colour table looked up
+  // with it reads outside the table).
+  Halo halo() const override { return {rows_outputs_ > 0 ? radius_ + 3 : radius_, radius_}; }
   Border border() const override { return border_; }
   void enqueue(Stage& stage) override {
     const Layout& layout =
