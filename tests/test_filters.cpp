@@ -162,10 +162,11 @@ TEST_CASE("the device as it ships: every filter and border on the tuning it come
   std::vector<FilterCase> cases;
   for (FilterCase& fc : filter_cases())
     if (fc.spec.find("method=fast") == std::string::npos) cases.push_back(std::move(fc));
-  cases.push_back({"gaussian:sigma_x=9.5,sigma_y=17,method=fast", [](auto& in, Border b, double bv) {
-                     return ref::correlate_phased(in, ref::multirate_gaussian_1d(9.5),
-                                                  ref::multirate_gaussian_1d(17), b, bv);
-                   }});
+  cases.push_back(
+      {"gaussian:sigma_x=9.5,sigma_y=17,method=fast", [](auto& in, Border b, double bv) {
+         return ref::correlate_phased(in, ref::multirate_gaussian_1d(9.5),
+                                      ref::multirate_gaussian_1d(17), b, bv);
+       }});
   for (auto type : {clf::PixelType::f32, clf::PixelType::u8, clf::PixelType::f16})
     for (int channels : {1, 3}) {
       // Wide enough for a GPU's tiles and vectors, with a partial tile at the edges.
@@ -197,7 +198,8 @@ TEST_CASE("a large radius on a small image still matches (gaussian sigma 3 = rad
   }
 }
 
-TEST_CASE("columns first at the GPUs' shape: 256 columns, 32-row groups, batches of 16", "[layout]") {
+TEST_CASE("columns first at the GPUs' shape: 256 columns, 32-row groups, batches of 16",
+          "[layout]") {
   // The shape core/src/device.cpp gives GPUs, whose register windows are 2 r + 16 rows long, on
   // an image 3 groups wide and 2 tall, the last of each partial (the lower groups' first batch
   // ends past the image's last row, their second never runs): radii 5, 12 and 16, every border.
@@ -309,6 +311,24 @@ TEST_CASE("every variant gives the same answer") {
   }
 }
 
+TEST_CASE("poisoned planes: every filter and variant reads only what was written") {
+  // RunOptions::poison fills each strip's planes with NaN first (see test_nonlinear).
+  const clf::Image in = test::random_image(70, 29, 3, clf::PixelType::f32, 10);
+  for (const auto& fc : filter_cases())
+    for (const auto& layout : test::layouts()) {
+      INFO(fc.spec << ", " << layout.name);
+      test::VariantScope scope(layout.variant, layout.vector_width, layout.separable_rows,
+                               layout.columns_first);
+      const clf::Image want = test::run_chain({fc.spec}, in);
+      for (const int strip_rows : {0, 6}) {
+        clf::RunOptions poisoned;
+        poisoned.poison = true;
+        poisoned.strip_rows = strip_rows;
+        CHECK(test::identical(test::run_chain({fc.spec}, in, poisoned), want));
+      }
+    }
+}
+
 TEST_CASE("taps of weight 0 are left out, as OpenCV's filter2D leaves them out") {
   // An inf pixel in a field of 1s under a 3x3 Laplacian: the 5 outputs whose nonzero taps see it
   // are inf or -inf; the 4 diagonal ones, where it sits under a 0 weight, stay 0 (0 * inf would
@@ -389,7 +409,8 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("blocked 2-D windows take the tuning's rows per work-item by their row radius", "[layout]") {
+TEST_CASE("blocked 2-D windows take the tuning's rows per work-item by their row radius",
+          "[layout]") {
   // GPUs' table has bands (6 rows at radius 3 and 4, 4 from 5, 8 from 9); this one has a band
   // too, and every block height leaves a partial last block on 37 rows.
   test::VariantScope scope(clf::Variant::direct, 4);
@@ -413,7 +434,8 @@ TEST_CASE("blocked 2-D windows take the tuning's rows per work-item by their row
   }
 }
 
-TEST_CASE("past the tuning's radius, one vector program serves every radius and matches", "[layout]") {
+TEST_CASE("past the tuning's radius, one vector program serves every radius and matches",
+          "[layout]") {
   // CPUs' tuning: radii past 12 are kernel arguments. Two sigmas of different radii after a
   // first one build no program of their own, and each matches the reference.
   test::VariantScope scope(clf::Variant::direct, 16);
@@ -463,8 +485,8 @@ TEST_CASE("kernels past the constant-memory and local-memory limits still run") 
   }
 }
 
-TEST_CASE(
-    "the tiled single pass with radii as arguments: one program, the literal program's bits", "[layout]") {
+TEST_CASE("the tiled single pass with radii as arguments: one program, the literal program's bits",
+          "[layout]") {
   const clf::Image in = test::random_image(70, 45, 2, clf::PixelType::f32, 31);
   test::VariantScope tiled(clf::Variant::tiled);
   auto run = [&](const std::string& spec, int arg_above, std::string* how = nullptr) {
@@ -530,7 +552,8 @@ TEST_CASE("the staging helper's own loads give the bits of its async copies, and
       }
 }
 
-TEST_CASE("weights passed by value give the bits of weights in a buffer, on every layout", "[layout]") {
+TEST_CASE("weights passed by value give the bits of weights in a buffer, on every layout",
+          "[layout]") {
   const clf::Image in = test::random_image(70, 45, 2, clf::PixelType::f32, 37);
   auto run = [&](const std::string& spec, bool by_value, std::string* how) {
     clf::Tuning t = test::device()->tuning();
@@ -697,7 +720,8 @@ TEST_CASE("the FFT path matches the reference: every border, type, channel count
   }
 }
 
-TEST_CASE("one FFT filter serves images of several widths; one program per block size", "[layout]") {
+TEST_CASE("one FFT filter serves images of several widths; one program per block size",
+          "[layout]") {
   std::vector<double> k;
   const std::string kernel = test::full_rank_kernel(5, 5, k);
   clf::Pipeline p(test::device());
@@ -718,7 +742,8 @@ TEST_CASE("one FFT filter serves images of several widths; one program per block
   CHECK(test::device()->programs_built() == built);
 }
 
-TEST_CASE("the cost model picks FFT for large windows by the device's tuning, and -v says so", "[layout]") {
+TEST_CASE("the cost model picks FFT for large windows by the device's tuning, and -v says so",
+          "[layout]") {
   const test::TuningScope restore;
   const clf::Tuning saved = restore.saved;
   std::vector<double> k;

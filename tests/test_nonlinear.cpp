@@ -427,6 +427,45 @@ TEST_CASE("the two-level histogram of u16 levels and half values gives the bisec
       test::run_chain({"median:ksize=11,border=constant,border_value=0.1,method=bisect"}, half)));
 }
 
+TEST_CASE("poisoned planes: every filter and layout reads only what was written", "[layout]") {
+  // RunOptions::poison fills each strip's planes with NaN first: a kernel reading past what the
+  // unpack, the border and the stages before it wrote gives NaN, or faults indexing a table.
+  struct Forced {
+    const char* spec;
+    std::initializer_list<std::pair<const char*, std::string>> knobs;
+  };
+  const Forced cases[] = {{"median:ksize=3", {}},
+                          {"median:ksize=5", {{"rank.tile_width", "2"}, {"rank.tile_height", "2"}}},
+                          {"median:ksize=13", {}},
+                          {"rank:ksize=11,percentile=30,method=bisect", {}},
+                          {"morphology:op=close,ksize=9", {}},
+                          {"morphology:op=dilate,ksize=21,method=line", {}},
+                          {"morphology:op=erode,shape=ellipse,ksize=7,border=wrap", {}},
+                          {"bilateral:d=7,sigma_color=40,sigma_space=2",
+                           {{"bilateral.outputs", "4"}, {"bilateral.rows_max_radius", "8"}}},
+                          {"bilateral:d=9,sigma_color=40,sigma_space=3,border=reflect",
+                           {{"bilateral.outputs", "8"},
+                            {"bilateral.rows_max_radius", "8"},
+                            {"bilateral.lane_tables", "1"}}},
+                          {"bilateral:d=5,sigma_color=40,sigma_space=2", {}},
+                          {"laplacian:ksize=5", {}},
+                          {"unsharp:sigma=2,amount=1.5", {}}};
+  for (const clf::PixelType type : {clf::PixelType::u8, clf::PixelType::f32})
+    for (const int channels : {1, 3})
+      for (const Forced& c : cases) {
+        INFO(c.spec << " " << clf::pixel_type_name(type) << " x" << channels);
+        const clf::Image in = test::random_image(45, 23, channels, type, 31);
+        KnobScope scope(c.knobs);
+        const clf::Image want = test::run_chain({c.spec}, in);
+        for (const int strip_rows : {0, 5}) {
+          clf::RunOptions poisoned;
+          poisoned.poison = true;
+          poisoned.strip_rows = strip_rows;
+          CHECK(test::identical(test::run_chain({c.spec}, in, poisoned), want));
+        }
+      }
+}
+
 TEST_CASE("groups with __local counts shrink to the device's local memory") {
   CHECK(clf_plugins::items_within(544, 48 << 10, 64) == 64);  // the GPUs here: 34 KiB
   CHECK(clf_plugins::items_within(544, 32 << 10, 64) == 32);  // 32 KiB devices: 17 KiB

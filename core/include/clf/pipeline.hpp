@@ -39,6 +39,10 @@ struct RunOptions {
   std::function<void(int done, int total)> progress;
   // set -> stop at the next strip (CPU devices: at the next filter), Error(cancelled)
   const std::atomic<bool>* cancel = nullptr;
+  // For testing a filter: each strip's float and temp planes are filled with NaN before the strip
+  // is computed, so that a kernel reading what the unpack, the border and the stages before it did
+  // not write shows NaN in its results, or faults where it indexes a table with it.
+  bool poison = false;
 };
 
 // Thread safety: a Pipeline may be shared by threads; its runs (and add) are serialised. Pipelines

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <limits>
 #include <mutex>
 
 #include "clf/error.hpp"
@@ -47,6 +48,7 @@ StripEncoder::StripEncoder(Device& device, const std::vector<Filter*>& chain, co
 
 cl::Event StripEncoder::encode(const StripCommands& strip, Slot& slot, const Slot& previous,
                                const DeviceRows& in, const DeviceRows& out) {
+  if (options_.poison) poison(slot);
   unpack(strip, slot, previous, in);
   for (int s = 0; s < plan_.stages(); ++s) {
     stage(s, strip, slot);
@@ -74,6 +76,16 @@ Plane StripEncoder::plane(int s, const DeviceBuffer& buffer, Range own) const {
   const int hx = s < n ? plan_.stage(s).hx : 0, hy = s < n ? plan_.stage(s).hy : 0;
   p.origin = hy * p.pitch + plane_margin(hx);
   return p;
+}
+
+void StripEncoder::poison(const Slot& slot) {
+  std::vector<const DeviceBuffer*> planes{&slot.work[0], &slot.work[1]};
+  for (const DeviceBuffer& temp : slot.temps) planes.push_back(&temp);
+  for (const DeviceBuffer* buffer : planes)
+    if (*buffer)
+      cl_check(queue_.enqueueFillBuffer(buffer->get(), std::numeric_limits<float>::quiet_NaN(), 0,
+                                        buffer->bytes() / sizeof(float) * sizeof(float)),
+               "clEnqueueFillBuffer", "poisoned planes");
 }
 
 void StripEncoder::unpack(const StripCommands& strip, Slot& slot, const Slot& previous,

@@ -25,6 +25,7 @@ class StripEncoder {
                    const DeviceRows& in, const DeviceRows& out);
 
  private:
+  void poison(const Slot& slot);  // RunOptions::poison
   void unpack(const StripCommands& strip, Slot& slot, const Slot& previous, const DeviceRows& in);
   void pad(int s, const Plane& input, Range own);
   void stage(int s, const StripCommands& strip, Slot& slot);
