@@ -431,37 +431,47 @@ TEST_CASE("poisoned planes: every filter and layout reads only what was written"
   // RunOptions::poison fills each strip's planes with NaN first: a kernel reading past what the
   // unpack, the border and the stages before it wrote gives NaN, or faults indexing a table.
   struct Forced {
-    const char* spec;
+    std::vector<std::string> chain;
     std::initializer_list<std::pair<const char*, std::string>> knobs;
   };
-  const Forced cases[] = {{"median:ksize=3", {}},
-                          {"median:ksize=5", {{"rank.tile_width", "2"}, {"rank.tile_height", "2"}}},
-                          {"median:ksize=13", {}},
-                          {"rank:ksize=11,percentile=30,method=bisect", {}},
-                          {"morphology:op=close,ksize=9", {}},
-                          {"morphology:op=dilate,ksize=21,method=line", {}},
-                          {"morphology:op=erode,shape=ellipse,ksize=7,border=wrap", {}},
-                          {"bilateral:d=7,sigma_color=40,sigma_space=2",
-                           {{"bilateral.outputs", "4"}, {"bilateral.rows_max_radius", "8"}}},
-                          {"bilateral:d=9,sigma_color=40,sigma_space=3,border=reflect",
-                           {{"bilateral.outputs", "8"},
-                            {"bilateral.rows_max_radius", "8"},
-                            {"bilateral.lane_tables", "1"}}},
-                          {"bilateral:d=5,sigma_color=40,sigma_space=2", {}},
-                          {"laplacian:ksize=5", {}},
-                          {"unsharp:sigma=2,amount=1.5", {}}};
-  for (const clf::PixelType type : {clf::PixelType::u8, clf::PixelType::f32})
+  const Forced cases[] = {
+      {{"median:ksize=3"}, {}},
+      {{"median:ksize=5"}, {{"rank.tile_width", "2"}, {"rank.tile_height", "2"}}},
+      {{"median:ksize=13"}, {}},
+      {{"rank:ksize=11,percentile=30,method=bisect"}, {}},
+      {{"morphology:op=close,ksize=9"}, {}},
+      {{"morphology:op=dilate,ksize=21,method=line"}, {}},
+      {{"morphology:op=erode,shape=ellipse,ksize=7,border=wrap"}, {}},
+      {{"bilateral:d=7,sigma_color=40,sigma_space=2"},
+       {{"bilateral.outputs", "4"}, {"bilateral.rows_max_radius", "8"}}},
+      {{"bilateral:d=9,sigma_color=40,sigma_space=3,border=reflect"},
+       {{"bilateral.outputs", "8"},
+        {"bilateral.rows_max_radius", "8"},
+        {"bilateral.lane_tables", "1"}}},
+      {{"bilateral:d=5,sigma_color=40,sigma_space=2"}, {}},
+      {{"laplacian:ksize=5"}, {}},
+      {{"unsharp:sigma=2,amount=1.5"}, {}},
+      {{"median:ksize=5", "bilateral:d=5,sigma_color=40,sigma_space=2"},
+       {{"bilateral.outputs", "4"}, {"bilateral.rows_max_radius", "8"}}},
+      {{"gaussian:sigma=2", "morphology:op=open,ksize=5", "median:ksize=13"}, {}}};
+  for (const clf::PixelType type :
+       {clf::PixelType::u8, clf::PixelType::u16, clf::PixelType::f16, clf::PixelType::f32})
     for (const int channels : {1, 3})
       for (const Forced& c : cases) {
-        INFO(c.spec << " " << clf::pixel_type_name(type) << " x" << channels);
+        const bool sixteen = type == clf::PixelType::u16 || type == clf::PixelType::f16;
+        if (sixteen && c.chain.front().rfind("median", 0) != 0 &&
+            c.chain.front().rfind("rank", 0) != 0)
+          continue;  // their own ways: the two-level histogram
+        INFO(c.chain.front() << " (" << c.chain.size() << " filters) " << clf::pixel_type_name(type)
+                             << " x" << channels);
         const clf::Image in = test::random_image(45, 23, channels, type, 31);
         KnobScope scope(c.knobs);
-        const clf::Image want = test::run_chain({c.spec}, in);
+        const clf::Image want = test::run_chain(c.chain, in);
         for (const int strip_rows : {0, 5}) {
           clf::RunOptions poisoned;
           poisoned.poison = true;
           poisoned.strip_rows = strip_rows;
-          CHECK(test::identical(test::run_chain({c.spec}, in, poisoned), want));
+          CHECK(test::identical(test::run_chain(c.chain, in, poisoned), want));
         }
       }
 }
