@@ -1,12 +1,11 @@
 // rank: median and rank filters (cv2.medianBlur, scipy.ndimage.percentile_filter): the Q-th
-// smallest value of each K x K window. rank.cl holds the three ways (a pruned sorting network for
-// K <= 9, sliding histograms for u8, u16 and half data, a bisection of the keys 8 bits a step for
-// the rest); the way
-// is chosen per image at enqueue, when the stage says the pixel type (Stage::pixel_type). The
-// network computes rank.tile_width x rank.tile_height outputs a work-item where the tuning says so
-// (GPUs), sharing their windows' sorts (selection.hpp). The example of a non-linear filter for
-// plugin authors: a window staged in __local, launch sizes, a type-dependent path
-// (docs/PLUGINS.md).
+// smallest value of each K x K window. rank.cl holds the ways: a pruned sorting network for K <= 9,
+// sliding histograms for u8 levels (one) and for u16 levels and half values (two), and a bisection
+// of the keys 8 bits a step for the rest. The way is chosen per image at enqueue, when the stage
+// says the pixel type (Stage::pixel_type). The network computes rank.tile_width x rank.tile_height
+// outputs a work-item where the tuning says so (GPUs), sharing their windows' sorts
+// (selection.hpp). The example of a non-linear filter for plugin authors: a window staged in
+// __local, launch sizes, a type-dependent path (docs/PLUGINS.md).
 #include <algorithm>
 #include <clf/error.hpp>
 #include <clf/filter.hpp>
