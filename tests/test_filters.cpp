@@ -327,6 +327,13 @@ TEST_CASE("poisoned planes: every filter and variant reads only what was written
         CHECK(test::identical(test::run_chain({fc.spec}, in, poisoned), want));
       }
     }
+  // The FFT path's blocks: their padding must be written, not found zero.
+  std::vector<double> k;
+  const std::string fft = "convolve:kernel=" + test::full_rank_kernel(9, 7, k) + ",method=fft";
+  const clf::Image want = test::run_chain({fft}, in);
+  clf::RunOptions poisoned;
+  poisoned.poison = true;
+  CHECK(test::identical(test::run_chain({fft}, in, poisoned), want));
 }
 
 TEST_CASE("taps of weight 0 are left out, as OpenCV's filter2D leaves them out") {
