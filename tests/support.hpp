@@ -194,6 +194,20 @@ inline clf::Image run_chain(const std::vector<std::string>& specs, const clf::Im
   return out;
 }
 
+// `specs` on `in` with RunOptions::poison (each strip's planes NaN before it), in one strip and,
+// where strip_rows > 0, in strips of that many rows: the bits of the run without it.
+inline void check_poisoned(const std::vector<std::string>& specs, const clf::Image& in,
+                           int strip_rows) {
+  const clf::Image want = run_chain(specs, in);
+  clf::RunOptions poisoned;
+  poisoned.poison = true;
+  CHECK(identical(run_chain(specs, in, poisoned), want));
+  if (strip_rows > 0) {
+    poisoned.strip_rows = strip_rows;
+    CHECK(identical(run_chain(specs, in, poisoned), want));
+  }
+}
+
 // Sets the device's kernel variant (and for direct, the outputs per work-item; 0 keeps the
 // device's default) for the scope of a test.
 // A full-rank w x h kernel of small integers (exact in float), as convolve's kernel=; its values

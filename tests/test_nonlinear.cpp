@@ -9,6 +9,7 @@
 #include <string>
 
 #include "../plugins/common/levels.hpp"
+#include "../plugins/common/local_memory.hpp"
 #include "../plugins/rank/selection.hpp"
 #include "support.hpp"
 
@@ -464,23 +465,16 @@ TEST_CASE("poisoned planes: every filter and layout reads only what was written"
           continue;  // their own ways: the two-level histogram
         INFO(c.chain.front() << " (" << c.chain.size() << " filters) " << clf::pixel_type_name(type)
                              << " x" << channels);
-        const clf::Image in = test::random_image(45, 23, channels, type, 31);
         KnobScope scope(c.knobs);
-        const clf::Image want = test::run_chain(c.chain, in);
-        for (const int strip_rows : {0, 5}) {
-          clf::RunOptions poisoned;
-          poisoned.poison = true;
-          poisoned.strip_rows = strip_rows;
-          CHECK(test::identical(test::run_chain(c.chain, in, poisoned), want));
-        }
+        test::check_poisoned(c.chain, test::random_image(45, 23, channels, type, 31), 5);
       }
 }
 
 TEST_CASE("groups with __local counts shrink to the device's local memory") {
-  CHECK(clf_plugins::items_within(544, 48 << 10, 64) == 64);  // the GPUs here: 34 KiB
-  CHECK(clf_plugins::items_within(544, 32 << 10, 64) == 32);  // 32 KiB devices: 17 KiB
-  CHECK(clf_plugins::items_within(1088, 16 << 10, 32) == 8);
-  CHECK(clf_plugins::items_within(1088, 100, 32) == 1);  // never none
+  CHECK(clf_plugins::halved_to_fit(544, 48 << 10, 64) == 64);  // the GPUs here: 34 KiB
+  CHECK(clf_plugins::halved_to_fit(544, 32 << 10, 64) == 32);  // 32 KiB devices: 17 KiB
+  CHECK(clf_plugins::halved_to_fit(1088, 16 << 10, 32) == 8);
+  CHECK(clf_plugins::halved_to_fit(1088, 100, 32) == 1);  // never none
 }
 
 TEST_CASE("a border_value is a half value exactly where Imath's half gives it back") {

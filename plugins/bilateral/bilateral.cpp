@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "../common/levels.hpp"
+#include "../common/local_memory.hpp"
 #include "bilateral_kernels.hpp"  // bilateral_bilateral_cl
 
 namespace {
@@ -154,11 +155,8 @@ class Bilateral : public Filter {
   // Copies of a table of `entries` floats for the lanes of a warp: the most, a power of two to 32,
   // that fit the device's __local memory, the table being the kernel's only __local.
   int table_copies(uint64_t entries) const {
-    int copies = lanes;
-    while (copies > 1 &&
-           entries * uint64_t(copies) * sizeof(float) > device_.info().local_mem_bytes)
-      copies /= 2;
-    return copies;
+    return clf_plugins::halved_to_fit(entries * sizeof(float), device_.info().local_mem_bytes,
+                                      lanes);
   }
   void check_aligned(const Plane& input) const {
     if (input.origin % 4 != 0 || input.pitch % 4 != 0 || input.plane_stride % 4 != 0 ||

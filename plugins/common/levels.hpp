@@ -7,15 +7,15 @@
 #include <clf/border.hpp>
 #include <clf/image.hpp>
 #include <cmath>
-#include <cstddef>
-#include <cstdint>
 
 namespace clf_plugins {
 
+// Whether v is a whole number in 0..most.
+inline bool is_level(float v, float most) { return v >= 0 && v <= most && v == std::floor(v); }
+
 inline bool u8_levels(clf::PixelType type, const clf::Border& border) {
-  const float v = border.value;
   return type == clf::PixelType::u8 &&
-         (border.mode != clf::BorderMode::constant || (v >= 0 && v <= 255 && v == std::floor(v)));
+         (border.mode != clf::BorderMode::constant || is_level(border.value, 255));
 }
 
 // Whether v is a half-precision value (infinities and NaN are).
@@ -30,18 +30,9 @@ inline bool is_half_value(float v) {
 }
 
 inline bool sixteen_bit_keys(clf::PixelType type, const clf::Border& border) {
-  const float v = border.value;
   const bool constant = border.mode == clf::BorderMode::constant;
-  if (type == clf::PixelType::u16) return !constant || (v >= 0 && v <= 65535 && v == std::floor(v));
-  return type == clf::PixelType::f16 && (!constant || is_half_value(v));
-}
-
-// Work-items a group for kernels whose items each own `bytes_per_item` of __local counts: `most`,
-// halved while the group's pass the device's local memory (at least 1).
-inline int items_within(size_t bytes_per_item, uint64_t local_bytes, int most) {
-  int items = most;
-  while (items > 1 && uint64_t(items) * bytes_per_item > local_bytes) items /= 2;
-  return items;
+  if (type == clf::PixelType::u16) return !constant || is_level(border.value, 65535);
+  return type == clf::PixelType::f16 && (!constant || is_half_value(border.value));
 }
 
 }  // namespace clf_plugins

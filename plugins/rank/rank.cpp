@@ -15,6 +15,7 @@
 #include <set>
 
 #include "../common/levels.hpp"
+#include "../common/local_memory.hpp"
 #include "../common/window.hpp"
 #include "rank_kernels.hpp"  // rank_rank_cl
 #include "selection.hpp"
@@ -125,19 +126,14 @@ class RankFilter : public Filter {
         stage.launch_items(kernel, cl::NDRange(w, h, c), "rank_network_direct");
       return;
     }
+    // A work-item a column: the histograms walk down histogram_run rows, the bisection one.
     args << radius_ << q_;
-    if (way == Way::histogram)
-      stage.launch(kernel,
-                   cl::NDRange(up(w, histogram_group_), (h + histogram_run - 1) / histogram_run, c),
-                   cl::NDRange(histogram_group_, 1, 1), "rank_histogram");
-    else if (way != Way::bisect)
-      stage.launch(
-          kernel,
-          cl::NDRange(up(w, histogram16_group_), (h + histogram_run - 1) / histogram_run, c),
-          cl::NDRange(histogram16_group_, 1, 1), "rank_histogram16");
-    else
-      stage.launch(kernel, cl::NDRange(up(w, bisect_group_), h, c),
-                   cl::NDRange(bisect_group_, 1, 1), "rank_bisect");
+    const size_t group = size_t(group_of(way));
+    const size_t rows = way == Way::bisect ? h : (h + histogram_run - 1) / histogram_run;
+    stage.launch(kernel, cl::NDRange(up(w, group), rows, c), cl::NDRange(group, 1, 1),
+                 way == Way::histogram ? "rank_histogram"
+                 : way == Way::bisect  ? "rank_bisect"
+                                       : "rank_histogram16");
   }
   std::string describe() const override {
     const int k = 2 * radius_ + 1;
@@ -172,12 +168,14 @@ class RankFilter : public Filter {
   // Direct in vectors, the 3x3 median from sorted columns, 2 rows a work-item (rank.median3_rows).
   bool median3_ = false;
   std::map<std::string, cl::Kernel> kernels_;
-  const uint64_t local_bytes_ = device_.info().local_mem_bytes;
-  const int histogram_group_ =
-                clf_plugins::items_within(histogram_bytes, local_bytes_, histogram_most),
-            histogram16_group_ =
-                clf_plugins::items_within(histogram16_bytes, local_bytes_, histogram16_most),
-            bisect_group_ = clf_plugins::items_within(bisect_bytes, local_bytes_, bisect_most);
+  // The work-items a group of a way with __local counts.
+  int group_of(Way way) const {
+    const uint64_t local = device_.info().local_mem_bytes;
+    if (way == Way::histogram)
+      return clf_plugins::halved_to_fit(histogram_bytes, local, histogram_most);
+    if (way == Way::bisect) return clf_plugins::halved_to_fit(bisect_bytes, local, bisect_most);
+    return clf_plugins::halved_to_fit(histogram16_bytes, local, histogram16_most);
+  }
   bool tile_fits(const Stage& stage) const {
     return tile_w_ * tile_h_ > 1 && stage.width() >= tile_w_ && stage.rows() >= tile_h_;
   }
@@ -247,15 +245,15 @@ class RankFilter : public Filter {
       }
     } else if (way == Way::histogram) {
       options =
-          " -D HG=" + std::to_string(histogram_group_) + " -D RUN=" + std::to_string(histogram_run);
+          " -D HG=" + std::to_string(group_of(way)) + " -D RUN=" + std::to_string(histogram_run);
       name = "rank_histogram";
     } else if (way != Way::bisect) {
-      options = " -D HG16=" + std::to_string(histogram16_group_) +
+      options = " -D HG16=" + std::to_string(group_of(way)) +
                 " -D RUN=" + std::to_string(histogram_run) +
                 (way == Way::histogram_half ? " -D CLF_HALF_KEYS" : "");
       name = "rank_histogram16";
     } else {
-      options = " -D BG=" + std::to_string(bisect_group_);
+      options = " -D BG=" + std::to_string(group_of(way));
     }
     cl::Program program =
         device_.build("rank.cl", source, options, Helpers::border | Helpers::stage);
