@@ -2,11 +2,7 @@
 // each kernel variant, streamed host->host wall time with 3 queues vs 1, and in the same run the
 // device's limits: a copy kernel (memory bound), pinned host<->device transfers, and the image
 // through a strip pipeline with no kernels (the floor of a streamed run).
-//   clfilter-bench [--size WxH] [--channels C] [--type f32|u8|u16|f16] [--reps N] [--device SEL]
-//                  [--filter SPEC ...] [--json FILE] [--trace FILE] [--pageable] [--scale]
-//                  [--smoke]
-//   clfilter-bench --batch N [--jobs J] [--device all|SEL,...]: a batch over one device and all of
-//   them
+// Its options: bench/options.cpp (clfilter-bench --help).
 // A --filter of the form "a + b + c" is benchmarked as one fused chain.
 #include <algorithm>
 #include <chrono>
@@ -20,6 +16,7 @@
 
 #include "batch.hpp"
 #include "clf/clf.hpp"
+#include "options.hpp"
 
 #ifdef CLF_BENCH_OPENCV
 #include <opencv2/core.hpp>
@@ -310,83 +307,27 @@ int tune_device(const std::shared_ptr<clf::Device>& device, const clf::Registry&
 }
 
 int main(int argc, char** argv) try {
-  int width = 3840, height = 2160, channels = 1, reps = 5;
-  const clf::Environment env = clf::read_environment();
-  std::string device_sel, json_path, trace_path, type_name = "f32";
-  std::vector<std::string> filters;
-  bool smoke = false, pageable = false, scale = false, tune = false;
-  int strip_rows = 0, slots = 3;  // streamed runs: 0 = the streamer's choice
-  int batch = 0, jobs_per_device = 2;
-  std::string tuning_text;  // --tuning NAME=VALUE,...: any field or plugin knob
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw clf::Error(clf::ErrorKind::usage, a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--size") {
-      if (std::sscanf(next().c_str(), "%dx%d", &width, &height) != 2 || width < 1 || height < 1)
-        throw clf::Error(clf::ErrorKind::usage, "--size expects WxH");
-    } else if (a == "--channels")
-      channels = std::stoi(next());
-    else if (a == "--type")
-      type_name = next();
-    else if (a == "--reps")
-      reps = std::max(1, std::stoi(next()));
-    else if (a == "--device")
-      device_sel = next();
-    else if (a == "--filter")
-      filters.push_back(next());
-    else if (a == "--json")
-      json_path = next();
-    else if (a == "--trace")
-      trace_path = next();  // streamed run of the first filter, default variant
-    else if (a == "--smoke")
-      smoke = true;
-    else if (a == "--pageable")
-      pageable = true;
-    else if (a == "--scale")
-      scale = true;  // 1 to 64 MPix: time per pixel and device memory
-    else if (a == "--strip-rows")
-      strip_rows = std::max(0, std::stoi(next()));
-    else if (a == "--slots")
-      slots = std::max(1, std::stoi(next()));
-    else if (a == "--batch")
-      batch = std::max(1, std::stoi(next()));  // N images over the devices
-    else if (a == "--jobs")
-      jobs_per_device = std::max(1, std::stoi(next()));
-    else if (a == "--tuning")
-      tuning_text += (tuning_text.empty() ? "" : ",") + next();
-    else if (a == "--tune")  // clfilter --tune, where the CLI is not built (no OpenImageIO)
-      tune = true;
-    else if (a == "-h" || a == "--help") {
-      std::cout
-          << "usage: clfilter-bench [--size WxH] [--channels C] [--type f32|u8|u16|f16] [--reps "
-             "N]\n"
-             "                      [--device SEL] [--filter SPEC ...] [--json FILE] [--trace "
-             "FILE]\n"
-             "                      [--strip-rows N] [--slots N] [--pageable] [--scale] [--smoke]\n"
-             "                      [--tuning NAME=VALUE,...]  (any field of the device's tuning\n"
-             "                      or plugin knob, e.g. separable_columns=0:256:16,\n"
-             "                      bilateral.outputs=8; --tuning list lists them with their "
-             "values)\n"
-             "                      [--tune] (clfilter --tune: measure the layouts, keep the "
-             "fastest)\n"
-             "       clfilter-bench --batch N [--jobs J] [--device all|SEL,SEL...] [--size WxH] "
-             "...\n";
-      return 0;
-    } else
-      throw clf::Error(clf::ErrorKind::usage, "unknown option '" + a + "'");
+  const clf_bench::Options options = clf_bench::parse_args(argc, argv);
+  if (options.help) {
+    std::cout << clf_bench::usage_text();
+    return 0;
   }
-  if (smoke) width = 256, height = 128, reps = 1;
-  if (batch) {
+  const int width = options.width, height = options.height, channels = options.channels,
+            reps = options.reps, strip_rows = options.strip_rows, slots = options.slots;
+  const std::string &device_sel = options.device, &json_path = options.json,
+                    &trace_path = options.trace, &type_name = options.type,
+                    &tuning_text = options.tuning;
+  const bool pageable = options.pageable;
+  std::vector<std::string> filters = options.filters;
+  const clf::Environment env = clf::read_environment();
+  if (options.batch) {
     std::vector<std::string> chain;  // "a + b" as add_chain reads it
     std::istringstream links(filters.empty() ? "gaussian:sigma=3" : filters.front());
     for (std::string link; std::getline(links, link, '+');) chain.push_back(link);
-    return clf_bench::batch_bench(device_sel, batch, jobs_per_device, width, height, channels,
+    return clf_bench::batch_bench(device_sel, options.batch, options.jobs, width, height, channels,
                                   parse_type(type_name), chain, reps);
   }
-  if (scale) {
+  if (options.scale) {
     // Streamed wall time and peak device memory from 1 to 64 MPix (square images), first filter.
     auto device =
         clf::Device::open(device_sel.empty() ? env.device : device_sel, env.device_options());
@@ -429,7 +370,15 @@ int main(int argc, char** argv) try {
   auto device =
       clf::Device::open(device_sel.empty() ? env.device : device_sel, env.device_options());
   clf::Registry registry(env.plugin_path);
-  if (tune) return tune_device(device, registry);
+  if (options.tune) return tune_device(device, registry);
+  if (tuning_text == "list") {  // the fields and knobs, with this device's values
+    const clf::Tuning t = device->tuning();
+    for (const std::string& name : clf::tuning_field_names())
+      std::printf("%s=%s\n", name.c_str(), clf::tuning_field(t, name).c_str());
+    for (const auto& [name, value] : t.knobs) std::printf("%s=%s\n", name.c_str(), value.c_str());
+    std::printf("# from the %s\n", device->tuning_source().c_str());
+    return 0;
+  }
   // Pinned, as clfilter's CLI allocates them (--pageable measures ordinary heap images).
   const clf::Image in =
       make_image(*device, width, height, channels, parse_type(type_name), !pageable);
@@ -470,13 +419,6 @@ int main(int argc, char** argv) try {
   std::vector<Versus> versus;
   {  // --tuning: the command line's overrides of the device's tuning
     clf::Tuning t = device->tuning();
-    if (tuning_text == "list") {  // the fields, with this device's values
-      for (const std::string& name : clf::tuning_field_names())
-        std::printf("%s=%s\n", name.c_str(), clf::tuning_field(t, name).c_str());
-      for (const auto& [name, value] : t.knobs) std::printf("%s=%s\n", name.c_str(), value.c_str());
-      std::printf("# from the %s\n", device->tuning_source().c_str());
-      return 0;
-    }
     if (!tuning_text.empty()) clf::apply_tuning_text(t, tuning_text);
     device->set_tuning(t);
   }
@@ -591,6 +533,9 @@ int main(int argc, char** argv) try {
     j << "]}\n";
   }
   return 0;
+} catch (const clf::Error& e) {
+  std::cerr << "clfilter-bench: error: " << e.what() << "\n";
+  return e.kind() == clf::ErrorKind::usage ? 2 : 1;
 } catch (const std::exception& e) {
   std::cerr << "clfilter-bench: error: " << e.what() << "\n";
   return 1;

@@ -1,4 +1,5 @@
-// The option table (options.hpp) and what is made from it: the parser, --help, completion words.
+// clfilter's option table (common/option_table.hpp makes the parser, --help and completion words
+// from it), with the usage's preamble and epilogue.
 #include "options.hpp"
 
 #include <cerrno>
@@ -8,17 +9,9 @@
 namespace clf::cli {
 namespace {
 
-Error usage_error(const std::string& message) { return Error(ErrorKind::usage, message); }
-
-int parse_int(const std::string& option, const std::string& value, int min, int max) {
-  char* end = nullptr;
-  errno = 0;
-  const long v = std::strtol(value.c_str(), &end, 10);
-  if (value.empty() || *end || errno || v < min || v > max)
-    throw usage_error(option + " expects a whole number in [" + std::to_string(min) + ", " +
-                      std::to_string(max) + "] (got '" + value + "')");
-  return int(v);
-}
+using clf::options::chosen;
+using clf::options::usage_error;
+using clf::options::whole_number;
 
 uint64_t parse_size(const std::string& option, const std::string& value) {
   char* end = nullptr;
@@ -43,17 +36,6 @@ uint64_t parse_size(const std::string& option, const std::string& value) {
   return uint64_t(v * scale);
 }
 
-// A value among the option's declared choices.
-std::string chosen(const std::string& option, const std::string& value, const char* choices) {
-  std::istringstream words(choices);
-  std::string list;
-  for (std::string w; words >> w;) {
-    if (w == value) return value;
-    list += (list.empty() ? "" : " or ") + w;
-  }
-  throw usage_error(option + " expects " + list + " (got '" + value + "')");
-}
-
 const char* const batches = "Batches (one process, the device opened once, pipelines kept warm):";
 const char* const filters = "Filters (see --list-filters for every parameter):";
 const char* const device = "Device:";
@@ -63,7 +45,7 @@ const char* const output = "Output and diagnostics:";
 using O = Options;
 using S = const std::string&;
 
-const std::vector<OptionSpec> table = {
+const clf::options::Table<Options> table{{
     {"-o, --output-dir", "DIR", batches, "every argument is an input, written to DIR/<its name>",
      Complete::directories, "", [](O& o, S, S v) { o.output_dir = v; }},
     {"--frames", "LIST", batches,
@@ -73,7 +55,7 @@ const std::vector<OptionSpec> table = {
     {"-j, --jobs", "N", batches,
      "files in flight (default: one per core, at most 4)\n"
      "A file that fails is named and the others go on (exit 1).",
-     Complete::none, "", [](O& o, S n, S v) { o.jobs = parse_int(n, v, 1, 256); }},
+     Complete::none, "", [](O& o, S n, S v) { o.jobs = whole_number(n, v, 1, 256); }},
     {"-f, --filter", "SPEC", filters,
      "NAME or NAME:key=value,key=value\n"
      "  --filter gaussian:sigma=2\n"
@@ -115,9 +97,9 @@ const std::vector<OptionSpec> table = {
      "rows per strip (default: 4 MiB of pixels on GPUs, of\n"
      "float planes on CPUs, at least 4x the chain's halo\n"
      "on GPUs, 2x on CPUs, within the memory budget)",
-     Complete::none, "", [](O& o, S n, S v) { o.run.strip_rows = parse_int(n, v, 1, 1 << 30); }},
+     Complete::none, "", [](O& o, S n, S v) { o.run.strip_rows = whole_number(n, v, 1, 1 << 30); }},
     {"--slots", "N", streaming, "strips in flight, ring of N buffers (default 3)", Complete::none,
-     "", [](O& o, S n, S v) { o.run.slots = parse_int(n, v, 1, 64); }},
+     "", [](O& o, S n, S v) { o.run.slots = whole_number(n, v, 1, 64); }},
     {"--queues", "1|3", streaming,
      "3 = separate upload/compute/download queues (default);\n"
      "1 = one in-order queue, for comparison",
@@ -137,7 +119,7 @@ const std::vector<OptionSpec> table = {
      "input's own, estimated from its quantization tables,\n"
      "else 98). JPEGs are written baseline: a progressive\n"
      "encoder would hold every coefficient of the image",
-     Complete::none, "", [](O& o, S n, S v) { o.output.quality = parse_int(n, v, 1, 100); }},
+     Complete::none, "", [](O& o, S n, S v) { o.output.quality = whole_number(n, v, 1, 100); }},
     {"--compression", "NAME", output,
      "the output's compression as oiiotool names it: zip,\n"
      "piz, dwaa, lzw, none, jpeg:85, ... (default: the\n"
@@ -178,22 +160,7 @@ const std::vector<OptionSpec> table = {
     {"--version", nullptr, output, "print the version", Complete::none, "",
      [](O& o, S, S) { o.version = true; }},
     {"--complete", "WORD", nullptr, "", Complete::none, "", [](O& o, S, S v) { o.complete = v; }},
-};
-
-std::vector<std::string> names_of(const OptionSpec& spec) {
-  std::vector<std::string> names;
-  std::istringstream list(spec.names);
-  for (std::string name; std::getline(list, name, ',');)
-    names.push_back(name.substr(name.find_first_not_of(' ')));
-  return names;
-}
-
-const OptionSpec* find(const std::string& name) {
-  for (const OptionSpec& spec : table)
-    for (const std::string& n : names_of(spec))
-      if (n == name) return &spec;
-  return nullptr;
-}
+}};
 
 const char* const preamble =
     R"(usage: clfilter IN OUT --filter NAME[:key=value,...] [--filter ...] [options]
@@ -224,8 +191,6 @@ Examples:
 
 }  // namespace
 
-const std::vector<OptionSpec>& option_table() { return table; }
-
 Options parse_args(int argc, char** argv) {
   Options o;
   // The environment gives defaults; the command line overrides them.
@@ -233,86 +198,14 @@ Options parse_args(int argc, char** argv) {
   o.device = o.env.device;
   if (!o.env.variant.empty()) o.variant = o.env.variant, o.variant_from = "CLF_VARIANT";
   if (!o.env.tile.empty()) o.tile = o.env.tile, o.tile_from = "CLF_TILE";
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i], value;
-    bool has_inline = false;
-    if (arg.rfind("--", 0) == 0)
-      if (auto eq = arg.find('='); eq != std::string::npos) {
-        value = arg.substr(eq + 1);
-        arg = arg.substr(0, eq);
-        has_inline = true;
-      }
-    const OptionSpec* spec = arg.size() > 1 && arg[0] == '-' ? find(arg) : nullptr;
-    if (!spec && arg.size() > 1 && arg[0] == '-')
-      throw usage_error("unknown option '" + arg + "' (see --help)");
-    if (!spec) {
-      o.positional.push_back(arg);
-      continue;
-    }
-    if (!spec->value) {
-      if (has_inline) throw usage_error(arg + " takes no value (got '" + value + "')");
-    } else if (!has_inline && spec->value[0] == '[') {  // optional: the next word unless an option
-      if (i + 1 < argc && argv[i + 1][0] != '-') value = argv[++i];
-    } else if (!has_inline) {
-      if (i + 1 >= argc) throw usage_error(arg + " needs a value (see --help)");
-      value = argv[++i];
-    }
-    spec->set(o, arg, value);
-  }
+  table.parse(argc, argv, o, &o.positional);
   return o;
 }
 
-std::string usage_text() {
-  std::string text = preamble;
-  std::vector<const char*> sections;
-  for (const OptionSpec& spec : table)
-    if (spec.section && std::find(sections.begin(), sections.end(), spec.section) == sections.end())
-      sections.push_back(spec.section);
-  for (const char* section : sections) {
-    text += std::string("\n") + section + "\n";
-    for (const OptionSpec& spec : table) {
-      if (spec.section != section) continue;
-      std::string label =
-          std::string("  ") + spec.names + (spec.value ? " " : "") + (spec.value ? spec.value : "");
-      std::istringstream lines(spec.help);
-      bool first = true;
-      for (std::string line; std::getline(lines, line); first = false) {
-        if (first && label.size() < 26)
-          text += label + std::string(27 - label.size(), ' ') + line + "\n";
-        else if (first)
-          text += label + "\n" + std::string(27, ' ') + line + "\n";
-        else
-          text += std::string(27, ' ') + line + "\n";
-      }
-    }
-  }
-  return text + epilogue;
-}
+std::string usage_text() { return preamble + table.help() + epilogue; }
 
 std::string completion_words(const std::string& previous) {
-  std::string words;
-  if (previous == "-") {
-    for (const OptionSpec& spec : table)
-      if (spec.section)
-        for (const std::string& n : names_of(spec))
-          if (n.rfind("--", 0) == 0) words += (words.empty() ? "" : " ") + n;
-    return words;
-  }
-  const OptionSpec* spec = find(previous);
-  if (!spec || !spec->value) return "";
-  switch (spec->complete) {
-    case Complete::choices:
-      return spec->choices;
-    case Complete::filters:
-      return "@filters";
-    case Complete::devices:
-      return "@devices";
-    case Complete::directories:
-      return "@directories";
-    case Complete::none:
-      break;
-  }
-  return "@none";
+  return table.completion_words(previous);
 }
 
 }  // namespace clf::cli

@@ -1,6 +1,6 @@
-// The command line's options, declared once: each has its names, its value, its help, what
-// completes it and what it sets. The parser, --help and the shell completion
-// (scripts/clfilter-completion.bash asks `clfilter --complete PREVIOUS_WORD`) come from that table.
+// The command line's options, declared once in options.cpp's table (common/option_table.hpp): the
+// parser, --help and the shell completion (scripts/clfilter-completion.bash asks `clfilter
+// --complete PREVIOUS_WORD`) come from it.
 #pragma once
 #include <optional>
 #include <string>
@@ -8,6 +8,7 @@
 
 #include "clf/clf.hpp"
 #include "io_module.hpp"
+#include "option_table.hpp"
 
 namespace clf::cli {
 
@@ -24,21 +25,9 @@ struct Options {
   RunOptions run;
 };
 
-// What a shell completes after an option: nothing, a fixed list, or something only known at run
-// time (filter names, devices, directories).
-enum class Complete { none, choices, filters, devices, directories };
+using clf::options::Complete;
+using OptionSpec = clf::options::Spec<Options>;
 
-struct OptionSpec {
-  const char* names;    // "-f, --filter" or "--device"
-  const char* value;    // "SPEC"; nullptr: a flag; "[NAME]": a value that may be left out
-  const char* section;  // nullptr: not in --help (--complete)
-  const char* help;     // lines, '\n' between them
-  Complete complete = Complete::none;
-  const char* choices = "";  // Complete::choices: words separated by spaces
-  void (*set)(Options&, const std::string& name, const std::string& value) = nullptr;
-};
-
-const std::vector<OptionSpec>& option_table();
 // The environment's defaults, then the command line over them. Throws Error(usage) naming the
 // option for an unknown one, a missing value or a bad value.
 Options parse_args(int argc, char** argv);

@@ -18,7 +18,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 status=0
-mapfile -t cxx < <(git ls-files 'core/*.cpp' 'core/*.hpp' 'core/*.h' 'plugins/*.cpp' 'plugins/*.hpp' 'cli/*.cpp' \
+mapfile -t cxx < <(git ls-files 'common/*.hpp' 'core/*.cpp' 'core/*.hpp' 'core/*.h' 'plugins/*.cpp' 'plugins/*.hpp' 'cli/*.cpp' \
   'cli/*.hpp' 'python/*.cpp' 'samples/*.cpp' 'bench/*.cpp' 'bench/*.hpp')
 mapfile -t other_sources < <(git ls-files 'kernels/*' 'plugins/*.cl' 'samples/*.cl' 'python/clfilter/*.py')
 if ! clang-format --dry-run --Werror "${cxx[@]}" 2>/tmp/clf-format.$$; then
@@ -60,7 +60,7 @@ if awk 'FNR == 1 { in_class = 0; sig = 0; body = 0 }
         sig && !body && /\{$/ { body = FNR }
         /^\}/ && body { if (owner != "") lines[owner] += FNR - sig + 1; sig = 0; body = 0 }
         END { for (c in lines) if (lines[c] > 250) { printf "%s: class %s: %d lines\n", where[c], c, lines[c]; found = 1 }
-              exit !found }' $(git ls-files 'core/include/*.hpp' 'core/src/*.[ch]pp' 'cli/*.[ch]pp' 'plugins/*/*.[ch]pp'); then
+              exit !found }' $(git ls-files 'common/*.hpp' 'core/include/*.hpp' 'core/src/*.[ch]pp' 'cli/*.[ch]pp' 'plugins/*/*.[ch]pp'); then
   echo "check-style: classes over 250 lines"
   status=1
 fi
