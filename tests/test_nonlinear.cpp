@@ -641,6 +641,32 @@ TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, flo
         }
 }
 
+TEST_CASE("bilateral's rows layout: groups walk down several rows, the last group fewer",
+          "[layout]") {
+  // A group walks down its rows one after the other, its colour table filled once; fewer rows a
+  // group where a strip's rows would leave fewer than 8 groups a compute unit. An image in one
+  // strip 5 rows a group tall, 3 past a whole number of groups (one group across), against the
+  // formula and against 1-row strips (one row a group).
+  const size_t min_groups = 8 * size_t(std::max(1, test::device()->info().compute_units));
+  const int rows = int(min_groups * 5 + 3);
+  KnobScope scope({{"bilateral.outputs", "4"},
+                   {"bilateral.rows_max_radius", "8"},
+                   {"bilateral.lane_tables", "1"}});
+  for (const int channels : {1, 3}) {
+    const clf::Image in = test::random_image(37, rows, channels, clf::PixelType::u8, 5);
+    const std::string spec = "bilateral:d=5,sigma_color=30,sigma_space=2,border=reflect101";
+    INFO(spec << " x" << channels << ", " << rows << " rows");
+    clf::RunOptions whole;
+    whole.strip_rows = rows;
+    const clf::Image got = test::run_chain({spec}, in, whole);
+    const ref::Image want = ref::bilateral(test::to_ref(in), 2, 30, 2, ref::Border::reflect101, 0);
+    CHECK(bilateral_error(test::to_ref(got), want, true) <= 1.0);
+    clf::RunOptions strips;
+    strips.strip_rows = 1;
+    CHECK(test::identical(test::run_chain({spec}, in, strips), got));
+  }
+}
+
 TEST_CASE("bilateral: a device whose programs flush denormals takes no one-channel colour table",
           "[layout]") {
   // One channel's __local table keys are denormal floats: with -cl-denorms-are-zero (or fast or

@@ -142,16 +142,16 @@ inline uint bl_sad(uint a, uint b) {
 #endif
 
 #if defined(BL_N)
-// The rows layout (GPUs; -D BL_N, BL_R, BL_WG, BL_YN and the host's BL_TAPS): BL_N outputs of a
-// row a work-item, BL_YN rows a group, one after the other. Window rows y - dy and y + dy are read
+// The rows layout (GPUs; -D BL_N, BL_R, BL_WG and the host's BL_TAPS): BL_N outputs of a row a
+// work-item, group_rows rows a group, one after the other. Window rows y - dy and y + dy are read
 // once, as aligned float4s from CLF_HALO4(BL_R) columns left of the first output (the blocked
 // correlation's alignment), into registers that every output takes its taps from. The taps at
 // (+-dx, +-dy) share a space weight: their colour-weighted sums are added first and multiplied by
 // it once. BL_TAPS lists, for dy = 0..BL_R, BL_ROWS(dy) and then BL_GROUP(dx, dy, space) for each
 // dx >= 0 of the disc, all literals, so the code is straight-line. With -D BL_LUT=n (u8 images:
 // integral values, colour distances below n) the colour weights come from a table in __local that
-// each group fills, one exp a distance, for its BL_YN rows, keyed as below (one channel: denormal
-// floats; more: BL_SAD's integers); else from COLOR at every tap.
+// each group fills, one exp a distance, for its group_rows rows, keyed as below (one channel:
+// denormal floats; more: BL_SAD's integers); else from COLOR at every tap.
 #define BL_HX CLF_HALO4(BL_R)
 #define BL_W (4 * ((BL_HX + BL_N + BL_R + 3) / 4))  // floats of a window row, per channel
 #if defined(BL_SAD)
@@ -272,7 +272,8 @@ inline void bl_load(const __global float* row, int plane, int x0, int width, flo
       for (int c = 0; c < CH; ++c) sum[c * BL_N + o] += (space) * gs[c];          \
     }
 
-__kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(BILATERAL_ARGS) {
+__kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(BILATERAL_ARGS,
+                                                                                int group_rows) {
 #if defined(BL_LUT)
   __local float lut[BL_LUT * BL_COPIES];
   for (int dist = get_local_id(0); dist < BL_LUT; dist += BL_WG) {  // one exp a distance
@@ -286,8 +287,8 @@ __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(
   const int x0 = get_global_id(0) * BL_N;
   if (x0 >= width) return;
   const __global float* s = src + src_origin + x0 - BL_HX;
-  for (int r = 0; r < BL_YN; ++r) {  // constant bounds: with one row, no loop
-    const int y = get_group_id(1) * BL_YN + r;
+  for (int r = 0; r < group_rows; ++r) {
+    const int y = get_group_id(1) * group_rows + r;
     if (y >= rows) return;
     float a[CH * BL_W], b[CH * BL_W], centre[CH * BL_N], sum[CH * BL_N], wsum[BL_N];
     bl_load(s + y * src_pitch, src_plane, x0, width, a);

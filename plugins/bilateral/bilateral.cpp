@@ -25,10 +25,10 @@ using namespace clf;
 constexpr int max_radius = 64;
 constexpr int tile_w = 32, tile_h = 8;
 constexpr int tiled_max_channels = 4;
-// The rows layout's groups: work-items, and rows each walks down. With a table per lane (32 copies
-// of one u8 channel's: 32 KiB), larger groups (the tuning's bilateral.table_group, or with more
-// channels bilateral.packed_group) down more rows, so that filling the table costs little beside
-// the taps it serves.
+// The rows layout's groups: work-items, and the most rows each walks down (fewer in a strip of few
+// rows: group_rows). With a table per lane (32 copies of one u8 channel's: 32 KiB), larger groups
+// (the tuning's bilateral.table_group, or with more channels bilateral.packed_group) down more
+// rows, so that filling the table costs little beside the taps it serves.
 constexpr int rows_group = 64, lane_tables_group = 256, lane_tables_rows = 16, lanes = 32;
 
 // OpenCV's taps: the disc sqrt(dx^2 + dy^2) <= radius.
@@ -64,7 +64,8 @@ class Bilateral : public Filter {
         color_coeff_(float(-0.5 / (sigma_color * sigma_color))),
         rows_outputs_(radius <= int(device.knob_number("bilateral.rows_max_radius", 0))
                           ? int(device.knob_number("bilateral.outputs", 0)) / 4 * 4
-                          : 0) {
+                          : 0),
+        min_groups_(8 * size_t(std::max(1, device.info().compute_units))) {
     // Space weights exp(-r^2 / 2 ss^2) over the disc, in OpenCV's order.
     std::vector<cl_int2> offsets;
     std::vector<float> space;
@@ -88,17 +89,19 @@ class Bilateral : public Filter {
     const Layout& layout =
         layout_for(stage.channels(), clf_plugins::u8_levels(stage.pixel_type(), border_));
     cl::Kernel kernel = layout.kernel;
-    KernelArgs(kernel) << stage.input() << stage.output() << stage.width() << stage.rows()
-                       << offsets_.get() << space_.get() << taps_ << color_coeff_;
+    KernelArgs args(kernel);
+    args << stage.input() << stage.output() << stage.width() << stage.rows() << offsets_.get()
+         << space_.get() << taps_ << color_coeff_;
     const size_t w = size_t(stage.width()), h = size_t(stage.rows());
     auto up = [](size_t v, size_t m) { return (v + m - 1) / m * m; };
     if (layout.outputs > 0) {
       check_aligned(stage.input());
-      const size_t n = size_t(layout.outputs);
-      const size_t group = size_t(layout.group), group_rows = size_t(layout.group_rows);
-      stage.launch(kernel,
-                   cl::NDRange(up((w + n - 1) / n, group), (h + group_rows - 1) / group_rows),
-                   cl::NDRange(group, 1), "bilateral_rows");
+      const size_t n = size_t(layout.outputs), group = size_t(layout.group);
+      const size_t columns = (up((w + n - 1) / n, group)),
+                   rows = group_rows(layout, columns / group, h);
+      args << int(rows);
+      stage.launch(kernel, cl::NDRange(columns, (h + rows - 1) / rows), cl::NDRange(group, 1),
+                   "bilateral_rows");
     } else if (layout.tiled) {
       stage.launch(kernel, cl::NDRange(up(w, tile_w), up(h, tile_h), 1),
                    cl::NDRange(tile_w, tile_h, 1), "bilateral_tiled");
@@ -145,6 +148,8 @@ class Bilateral : public Filter {
   float color_coeff_;
   int taps_ = 0;
   int rows_outputs_;  // the rows layout's outputs a work-item, from the tuning (0: not taken)
+  size_t
+      min_groups_;  // groups a launch of the rows layout keeps in flight at least: 8 a compute unit
   DeviceBuffer offsets_, space_;
   std::map<std::pair<int, bool>, Layout> kernels_;  // by channel count and colour table
 
@@ -157,6 +162,13 @@ class Bilateral : public Filter {
   int table_copies(uint64_t entries) const {
     return clf_plugins::halved_to_fit(entries * sizeof(float), device_.info().local_mem_bytes,
                                       lanes);
+  }
+  // Rows a group of the rows layout walks down: the layout's, fewer where a strip's few rows
+  // would leave fewer than min_groups_ groups (each group's work-items, its colour table, are
+  // then too few to keep the device busy).
+  size_t group_rows(const Layout& layout, size_t groups_across, size_t h) const {
+    const size_t most = size_t(layout.group_rows);
+    return std::clamp(h * groups_across / min_groups_, size_t(1), most);
   }
   void check_aligned(const Plane& input) const {
     if (input.origin % 4 != 0 || input.pitch % 4 != 0 || input.plane_stride % 4 != 0 ||
@@ -197,8 +209,7 @@ class Bilateral : public Filter {
         }
       }
       options += " -D BL_R=" + std::to_string(radius_) + " -D BL_N=" + std::to_string(outputs) +
-                 " -D BL_WG=" + std::to_string(layout.group) +
-                 " -D BL_YN=" + std::to_string(layout.group_rows);
+                 " -D BL_WG=" + std::to_string(layout.group);
       if (layout.local_table)
         options += " -D BL_LUT=" + std::to_string(entries) +
                    " -D BL_COPIES=" + std::to_string(layout.table_copies);
