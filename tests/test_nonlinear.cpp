@@ -288,12 +288,18 @@ TEST_CASE("a rect by groups walking down the columns gives the direct passes' bi
   // and 2 channels; the default groups (128 columns, 8 blocks) and narrow, short ones
   // (morphology.walk_group, walk_blocks); rows first and columns first
   // (morphology.walk_columns_min_radius 0), which a 32-column group leaves to rows first past 29x29
-  // (it reaches 2 r columns past its outputs).
+  // (it reaches 2 r columns past its outputs). Every group walks all its blocks
+  // (morphology.min_groups 0), or fewer where a strip's groups would be fewer than 8 a compute unit
+  // (the default; a block a group in these strips).
   const clf::Image in = test::random_image(141, 75, 2, clf::PixelType::f32, 12);
   struct Walk {
-    const char *group, *blocks, *columns_from;
+    const char *group, *blocks, *columns_from, *min_groups;
   };
-  const Walk walks[] = {{"128", "8", "16"}, {"32", "3", "16"}, {"128", "8", "0"}, {"32", "3", "0"}};
+  const Walk walks[] = {{"128", "8", "16", "0"},
+                        {"32", "3", "16", "0"},
+                        {"128", "8", "0", "0"},
+                        {"32", "3", "0", "0"},
+                        {"128", "8", "16", "8"}};
   for (const char* spec :
        {"morphology:op=dilate,ksize=9",
         "morphology:op=erode,ksize=31,border=constant,border_value=2",
@@ -305,12 +311,14 @@ TEST_CASE("a rect by groups walking down the columns gives the direct passes' bi
     const clf::Image direct = test::run_chain({std::string(spec) + ",method=direct"}, in);
     for (const Walk& walk : walks) {
       INFO("walk_group " << walk.group << ", walk_blocks " << walk.blocks
-                         << ", walk_columns_min_radius " << walk.columns_from);
+                         << ", walk_columns_min_radius " << walk.columns_from << ", min_groups "
+                         << walk.min_groups);
       KnobScope scope({{"morphology.rect_walk", "1"},
                        {"morphology.walk_max_radius", "23"},
                        {"morphology.walk_group", walk.group},
                        {"morphology.walk_blocks", walk.blocks},
-                       {"morphology.walk_columns_min_radius", walk.columns_from}});
+                       {"morphology.walk_columns_min_radius", walk.columns_from},
+                       {"morphology.min_groups", walk.min_groups}});
       clf::Pipeline p(test::device());
       p.add(test::registry(), spec);
       const std::string layout = p.filter(0).describe();

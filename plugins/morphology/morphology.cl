@@ -476,15 +476,16 @@ __kernel __attribute__((reqd_work_group_size(LG, 1, 1))) void morph_line(MORPH_A
 #endif
 
 #if defined(WALK)
-// A rect read from the input in one pass (GPUs): a group of WG work-items owns WG columns and
-// walks down WALK blocks of RK = 2 RY + 1 output rows, reading each input row once. A batch of RK
-// input rows is staged in __local (seg) and each row's extrema over 2 RX + 1 columns are taken
-// there, 4 side by side a work-item sharing their common 2 RX - 2 (ext). Then each work-item goes
-// down its column (van Herk / Gil-Werman): the suffix extrema of the previous batch's rows and
-// the running prefix of this batch's give RK outputs, about three operations each whatever RY.
-// -D WALK_PREFETCH (small radii): the next batch's loads are issued into registers before this
-// batch's extrema are taken, and stored to __local after; without it each batch's loads are
-// waited for (large radii, where those registers would leave room for too few groups).
+// A rect read from the input in one pass (GPUs; -D WALK): a group of WG work-items owns WG columns
+// and walks down `walk` blocks of RK = 2 RY + 1 output rows (the host's: fewer in a strip of few
+// rows), reading each input row once. A batch of RK input rows is staged in __local (seg) and each
+// row's extrema over 2 RX + 1 columns are taken there, 4 side by side a work-item sharing their
+// common 2 RX - 2 (ext). Then each work-item goes down its column (van Herk / Gil-Werman): the
+// suffix extrema of the previous batch's rows and the running prefix of this batch's give RK
+// outputs, about three operations each whatever RY. -D WALK_PREFETCH (small radii): the next
+// batch's loads are issued into registers before this batch's extrema are taken, and stored to
+// __local after; without it each batch's loads are waited for (large radii, where those registers
+// would leave room for too few groups).
 #define RK (2 * RY + 1)
 #define SEGW (WG + 2 * RX)         // staged floats a row
 #define SEGP ((SEGW + 3) / 4 * 4)  // and its pitch, whole float4s
@@ -530,11 +531,12 @@ inline void walk_row4(const __local float4* p4, float* e) {
   e[3] = OP(b2, p[2 * RX + 3]);
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void morph_rect_walk(MORPH_ARGS) {
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void morph_rect_walk(MORPH_ARGS,
+                                                                          int walk) {
   __local float4 seg4[RK * SEGP / 4];
   __local float ext[RK * WG];
   __local float* seg = (__local float*)seg4;
-  const int l = get_local_id(0), bx = get_group_id(0) * WG, by = get_group_id(1) * WALK * RK;
+  const int l = get_local_id(0), bx = get_group_id(0) * WG, by = get_group_id(1) * walk * RK;
   MORPH_PLANES(get_global_id(2))
   const int x = x0 + bx + l;
   float rows[RK];
@@ -542,12 +544,12 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void morph_rect_walk(MO
   float next[WALK_LOADS];  // the next batch's loads, in flight while this batch is computed
   walk_load(next, s, src_pitch, x0 + bx - RX, y0 + by - RY, x0 + w + RX, y0 + h + RY, l);
 #endif
-  for (int b = 0; b <= WALK && by + (b - 1) * RK < h; ++b) {  // b = 0: the first block's top
+  for (int b = 0; b <= walk && by + (b - 1) * RK < h; ++b) {  // b = 0: the first block's top
     const int first = y0 + by - RY + b * RK;                   // the batch's first input row
     barrier(CLK_LOCAL_MEM_FENCE);                              // the last batch's reads are done
 #if defined(WALK_PREFETCH)
     walk_store(seg, next, l);
-    if (b < WALK && by + b * RK < h)
+    if (b < walk && by + b * RK < h)
       walk_load(next, s, src_pitch, x0 + bx - RX, first + RK, x0 + w + RX, y0 + h + RY, l);
 #else
     {
@@ -594,24 +596,25 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void morph_rect_walk(MO
 }
 
 // Columns first (morphology.walk_columns_min_radius): a group of WG work-items owns WG input
-// columns, one each, and walks down WALK blocks of RK rows. Each work-item loads a batch's RK rows
-// of its column into registers (all in flight at once) and goes down them (van Herk, as above);
-// the RK column extrema go to one of two __local buffers, so one barrier a batch: the buffer
-// written next was last read before the barrier before. Then each output row's extrema over
-// 2 RX + 1 of them, 4 outputs side by side a job sharing their common 2 RX - 2. A group stores
-// WOUT outputs a row: its WG columns less the 2 RX its windows reach past, in whole float4s.
-// Against the rows-first walk: no staged input rows, no __local row extrema, one barrier a batch
-// in place of three; but 2 RX of every WG columns loaded for no output of their own.
+// columns, one each, and walks down `walk` blocks of RK rows. Each work-item loads a batch's RK
+// rows of its column into registers (all in flight at once) and goes down them (van Herk, as
+// above); the RK column extrema go to one of two __local buffers, so one barrier a batch: the
+// buffer written next was last read before the barrier before. Then each output row's extrema over
+// 2 RX + 1 of them, 4 outputs side by side a job sharing their common 2 RX - 2. A group stores WOUT
+// outputs a row: its WG columns less the 2 RX its windows reach past, in whole float4s. Against the
+// rows-first walk: no staged input rows, no __local row extrema, one barrier a batch in place of
+// three; but 2 RX of every WG columns loaded for no output of their own.
 #define WOUT ((WG - 2 * RX) / 4 * 4)
 #if WOUT >= 4
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void morph_rect_walk_columns(MORPH_ARGS) {
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void morph_rect_walk_columns(
+    MORPH_ARGS, int walk) {
   __local float4 cols4[2 * RK * WG / 4];
-  const int l = get_local_id(0), bx = get_group_id(0) * WOUT, by = get_group_id(1) * WALK * RK;
+  const int l = get_local_id(0), bx = get_group_id(0) * WOUT, by = get_group_id(1) * walk * RK;
   MORPH_PLANES(get_global_id(2))
   const int sx = x0 + bx - RX + l;  // this work-item's input column
   const bool inside = sx < x0 + w + RX;
   float suffix[RK];
-  for (int b = 0; b <= WALK && by + (b - 1) * RK < h; ++b) {  // b = 0: the first block's top
+  for (int b = 0; b <= walk && by + (b - 1) * RK < h; ++b) {  // b = 0: the first block's top
     const int first = y0 + by - RY + b * RK;                   // the batch's first input row
     float v[RK];
 #pragma unroll

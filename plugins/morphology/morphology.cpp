@@ -152,7 +152,8 @@ class Morphology : public Filter {
         vector_(device.knob("variant") == "direct" && device.knob_number("vector_width", 1) >= 4
                     ? int(device.knob_number("vector_width", 1))
                     : 1),
-        min_groups_(8 * size_t(std::max(1, device.info().compute_units))) {
+        min_groups_(size_t(std::max(0.0, device.knob_number("morphology.min_groups", 8))) *
+                    size_t(std::max(1, device.info().compute_units))) {
     for (Pass& p : passes_) {
       // method=auto: lines on GPUs from 9x9 (rects the walk does not take, and passes after the
       // first), direct reads elsewhere.
@@ -237,10 +238,11 @@ class Morphology : public Filter {
         continue;
       }
       const int w = stage.width() + 2 * p.ext_x, h = stage.rows() + 2 * p.ext_y;
-      KernelArgs(kernels_[i]) << plane(p.src, false) << plane(p.dst, true) << -p.ext_x << -p.ext_y
-                              << w << h << stage.width() << stage.first_row() << stage.image_rows()
-                              << int(border_.mode) << border_.value << int(p.src >= 0)
-                              << plane(p.other, false) << p.combine << widths_[i].get();
+      KernelArgs args(kernels_[i]);
+      args << plane(p.src, false) << plane(p.dst, true) << -p.ext_x << -p.ext_y << w << h
+           << stage.width() << stage.first_row() << stage.image_rows() << int(border_.mode)
+           << border_.value << int(p.src >= 0) << plane(p.other, false) << p.combine
+           << widths_[i].get();
       const size_t c = size_t(stage.channels());
       if (p.line) {  // LK outputs a work-item along the line
         const size_t k = size_t(p.line == 1 ? 2 * p.ry() + 1 : 2 * p.rx() + 1);
@@ -267,14 +269,16 @@ class Morphology : public Filter {
               cl::NDRange(line_group_, 1, 1), "morph_line");
         continue;
       }
-      if (p.walk) {  // groups of walk_group_ columns, walk_blocks_ blocks of 2 ry + 1 rows
-        const size_t rows = size_t(walk_blocks_) * size_t(2 * p.ry() + 1);
+      if (p.walk) {  // groups of walk_group_ columns walking down blocks of 2 ry + 1 rows
         // Columns first, a group's outputs are its columns less the 2 rx its windows reach past
         // them, in whole float4s.
         const size_t out = walk_columns_ ? (walk_group_ - 2 * size_t(p.rx())) / 4 * 4 : walk_group_;
+        const size_t across = (size_t(w) + out - 1) / out;
+        const size_t blocks = walk_blocks(p, size_t(h), across * c);
+        const size_t rows = blocks * size_t(2 * p.ry() + 1);
+        args << int(blocks);
         stage.launch(kernels_[i],
-                     cl::NDRange((size_t(w) + out - 1) / out * walk_group_,
-                                 (size_t(h) + rows - 1) / rows, c),
+                     cl::NDRange(across * walk_group_, (size_t(h) + rows - 1) / rows, c),
                      cl::NDRange(walk_group_, 1, 1), walk_kernel());
         continue;
       }
@@ -316,7 +320,8 @@ class Morphology : public Filter {
   Border border_;
   std::string what_;
   int vector_;
-  // Groups a walking column line keeps in flight at least: 8 a compute unit.
+  // Groups a walking column line or rect walk keeps in flight at least: morphology.min_groups (8)
+  // a compute unit.
   size_t min_groups_ = 8;
   size_t line_group_ = 64;     // work-items a group of the row line
   size_t row_tile_ = 0;        // its outputs a group, scanned in chunks (0: LK a work-item)
@@ -331,6 +336,15 @@ class Morphology : public Filter {
     const size_t wanted = (blocks + size_t(p.line_walk) - 1) / size_t(p.line_walk);
     return std::min(blocks, std::max(wanted, (min_groups_ + groups - 1) / groups));
   }
+  // The blocks a group of the rect walk goes down: walk_blocks_, fewer where a strip's few rows
+  // would leave fewer than min_groups_ groups (each group's first batch, a block's top, is read
+  // for no output of its own: fewer blocks a group read more rows twice).
+  size_t walk_blocks(const Pass& p, size_t h, size_t groups) const {
+    const size_t k = size_t(2 * p.ry() + 1);
+    size_t blocks = size_t(walk_blocks_);
+    while (blocks > 1 && groups * ((h + blocks * k - 1) / (blocks * k)) < min_groups_) --blocks;
+    return blocks;
+  }
   const char* walk_kernel() const {
     return walk_columns_ ? "morph_rect_walk_columns" : "morph_rect_walk";
   }
@@ -340,8 +354,7 @@ class Morphology : public Filter {
   std::string walk_options(const Device& device, const Pass& p) const {
     const bool prefetch =
         std::max(p.rx(), p.ry()) <= device.knob_number("morphology.walk_prefetch_max_radius", 8);
-    return " -D WALK=" + std::to_string(walk_blocks_) + " -D WG=" + std::to_string(walk_group_) +
-           (prefetch ? " -D WALK_PREFETCH" : "");
+    return " -D WALK -D WG=" + std::to_string(walk_group_) + (prefetch ? " -D WALK_PREFETCH" : "");
   }
   // The widest group, morphology.walk_group columns at most (a power of 2), whose __local arrays
   // fit local memory: the staged rows and their extrema, or columns first, two batches of column
