@@ -148,8 +148,8 @@ class Bilateral : public Filter {
   float color_coeff_;
   int taps_ = 0;
   int rows_outputs_;  // the rows layout's outputs a work-item, from the tuning (0: not taken)
-  size_t
-      min_groups_;  // groups a launch of the rows layout keeps in flight at least: 8 a compute unit
+  // Groups a launch of the rows layout keeps in flight at least: 8 a compute unit.
+  size_t min_groups_;
   DeviceBuffer offsets_, space_;
   std::map<std::pair<int, bool>, Layout> kernels_;  // by channel count and colour table
 
