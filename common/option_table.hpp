@@ -81,10 +81,10 @@ class Table {
         positional->push_back(arg);
         continue;
       }
+      // A flag takes no value; an optional value ("[NAME]") is the next word unless an option.
       if (!spec->value) {
         if (has_inline) throw usage_error(arg + " takes no value (got '" + value + "')");
-      } else if (!has_inline &&
-                 spec->value[0] == '[') {  // optional: the next word unless an option
+      } else if (!has_inline && spec->value[0] == '[') {
         if (i + 1 < argc && argv[i + 1][0] != '-') value = argv[++i];
       } else if (!has_inline) {
         if (i + 1 >= argc) throw usage_error(arg + " needs a value (see --help)");

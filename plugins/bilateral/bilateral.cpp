@@ -97,8 +97,8 @@ class Bilateral : public Filter {
     if (layout.outputs > 0) {
       check_aligned(stage.input());
       const size_t n = size_t(layout.outputs), group = size_t(layout.group);
-      const size_t columns = (up((w + n - 1) / n, group)),
-                   rows = group_rows(layout, columns / group, h);
+      const size_t columns = up((w + n - 1) / n, group);
+      const size_t rows = group_rows(layout, columns / group, h);
       args << int(rows);
       stage.launch(kernel, cl::NDRange(columns, (h + rows - 1) / rows), cl::NDRange(group, 1),
                    "bilateral_rows");

@@ -545,8 +545,8 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void morph_rect_walk(MO
   walk_load(next, s, src_pitch, x0 + bx - RX, y0 + by - RY, x0 + w + RX, y0 + h + RY, l);
 #endif
   for (int b = 0; b <= walk && by + (b - 1) * RK < h; ++b) {  // b = 0: the first block's top
-    const int first = y0 + by - RY + b * RK;                   // the batch's first input row
-    barrier(CLK_LOCAL_MEM_FENCE);                              // the last batch's reads are done
+    const int first = y0 + by - RY + b * RK;                  // the batch's first input row
+    barrier(CLK_LOCAL_MEM_FENCE);                             // the last batch's reads are done
 #if defined(WALK_PREFETCH)
     walk_store(seg, next, l);
     if (b < walk && by + b * RK < h)
@@ -615,7 +615,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void morph_rect_walk_co
   const bool inside = sx < x0 + w + RX;
   float suffix[RK];
   for (int b = 0; b <= walk && by + (b - 1) * RK < h; ++b) {  // b = 0: the first block's top
-    const int first = y0 + by - RY + b * RK;                   // the batch's first input row
+    const int first = y0 + by - RY + b * RK;                  // the batch's first input row
     float v[RK];
 #pragma unroll
     for (int t = 0; t < RK; ++t)
