@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "../common/groups.hpp"
 #include "../common/levels.hpp"
 #include "../common/local_memory.hpp"
 #include "bilateral_kernels.hpp"  // bilateral_bilateral_cl
@@ -65,7 +66,7 @@ class Bilateral : public Filter {
         rows_outputs_(radius <= int(device.knob_number("bilateral.rows_max_radius", 0))
                           ? int(device.knob_number("bilateral.outputs", 0)) / 4 * 4
                           : 0),
-        min_groups_(8 * size_t(std::max(1, device.info().compute_units))) {
+        min_groups_(clf_plugins::min_groups(device, 8)) {
     // Space weights exp(-r^2 / 2 ss^2) over the disc, in OpenCV's order.
     std::vector<cl_int2> offsets;
     std::vector<float> space;
@@ -98,7 +99,10 @@ class Bilateral : public Filter {
       check_aligned(stage.input());
       const size_t n = size_t(layout.outputs), group = size_t(layout.group);
       const size_t columns = up((w + n - 1) / n, group);
-      const size_t rows = group_rows(layout, columns / group, h);
+      // The layout's rows a group, fewer where a strip's few rows would leave fewer than
+      // min_groups_ groups (each group's work-items, its colour table, then too few).
+      const size_t rows =
+          clf_plugins::units_a_group(h, columns / group, size_t(layout.group_rows), min_groups_);
       args << int(rows);
       stage.launch(kernel, cl::NDRange(columns, (h + rows - 1) / rows), cl::NDRange(group, 1),
                    "bilateral_rows");
@@ -162,13 +166,6 @@ class Bilateral : public Filter {
   int table_copies(uint64_t entries) const {
     return clf_plugins::halved_to_fit(entries * sizeof(float), device_.info().local_mem_bytes,
                                       lanes);
-  }
-  // Rows a group of the rows layout walks down: the layout's, fewer where a strip's few rows
-  // would leave fewer than min_groups_ groups (each group's work-items, its colour table, are
-  // then too few to keep the device busy).
-  size_t group_rows(const Layout& layout, size_t groups_across, size_t h) const {
-    const size_t most = size_t(layout.group_rows);
-    return std::clamp(h * groups_across / min_groups_, size_t(1), most);
   }
   void check_aligned(const Plane& input) const {
     if (input.origin % 4 != 0 || input.pitch % 4 != 0 || input.plane_stride % 4 != 0 ||

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <map>
 
+#include "../common/groups.hpp"
 #include "../common/window.hpp"
 #include "morphology_kernels.hpp"  // morphology_morphology_cl
 
@@ -152,8 +153,8 @@ class Morphology : public Filter {
         vector_(device.knob("variant") == "direct" && device.knob_number("vector_width", 1) >= 4
                     ? int(device.knob_number("vector_width", 1))
                     : 1),
-        min_groups_(size_t(std::max(0.0, device.knob_number("morphology.min_groups", 8))) *
-                    size_t(std::max(1, device.info().compute_units))) {
+        min_groups_(
+            clf_plugins::min_groups(device, device.knob_number("morphology.min_groups", 8))) {
     for (Pass& p : passes_) {
       // method=auto: lines on GPUs from 9x9 (rects the walk does not take, and passes after the
       // first), direct reads elsewhere.
@@ -341,9 +342,7 @@ class Morphology : public Filter {
   // for no output of its own: fewer blocks a group read more rows twice).
   size_t walk_blocks(const Pass& p, size_t h, size_t groups) const {
     const size_t k = size_t(2 * p.ry() + 1);
-    size_t blocks = size_t(walk_blocks_);
-    while (blocks > 1 && groups * ((h + blocks * k - 1) / (blocks * k)) < min_groups_) --blocks;
-    return blocks;
+    return clf_plugins::units_a_group((h + k - 1) / k, groups, size_t(walk_blocks_), min_groups_);
   }
   const char* walk_kernel() const {
     return walk_columns_ ? "morph_rect_walk_columns" : "morph_rect_walk";
