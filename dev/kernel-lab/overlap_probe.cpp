@@ -24,10 +24,13 @@ __kernel void unpack(__global const uchar4* in, __global float4* out) {
   const size_t i = get_global_id(0);
   out[i] = convert_float4(in[i]);
 }
+// [1 2 1] / 4 along the row at the 4 pixels of c, l and r its neighbouring vectors.
+inline float4 smooth(float4 l, float4 c, float4 r) {
+  return (float4)(l.w, c.x, c.y, c.z) * 0.25f + c * 0.5f + (float4)(c.y, c.z, c.w, r.x) * 0.25f;
+}
 __kernel void pass(__global const float4* in, __global float4* out, int n) {
   const size_t i = get_global_id(0);
-  const float4 l = in[max((int)i - 1, 0)], c = in[i], r = in[min((int)i + 1, n - 1)];
-  out[i] = (float4)(l.w, c.x, c.y, c.z) * 0.25f + c * 0.5f + (float4)(c.y, c.z, c.w, r.x) * 0.25f;
+  out[i] = smooth(in[max((int)i - 1, 0)], in[i], in[min((int)i + 1, n - 1)]);
 }
 __kernel void pack(__global const float4* in, __global uchar4* out) {
   const size_t i = get_global_id(0);
@@ -35,10 +38,9 @@ __kernel void pack(__global const float4* in, __global uchar4* out) {
 }
 __kernel void fused(__global const uchar4* in, __global uchar4* out, int n) {
   const size_t i = get_global_id(0);
-  const float4 l = convert_float4(in[max((int)i - 1, 0)]), c = convert_float4(in[i]),
-               r = convert_float4(in[min((int)i + 1, n - 1)]);
-  const float4 v = (float4)(l.w, c.x, c.y, c.z) * 0.25f + c * 0.5f + (float4)(c.y, c.z, c.w, r.x) * 0.25f;
-  out[i] = convert_uchar4_sat_rte(v);
+  out[i] = convert_uchar4_sat_rte(smooth(convert_float4(in[max((int)i - 1, 0)]),
+                                         convert_float4(in[i]),
+                                         convert_float4(in[min((int)i + 1, n - 1)])));
 }
 )CLC";
 
@@ -56,20 +58,34 @@ int main(int argc, char** argv) {
   for (auto& p : ps) {
     std::vector<cl::Device> ds;
     p.getDevices(std::getenv("PROBE_ANY") ? CL_DEVICE_TYPE_ALL : CL_DEVICE_TYPE_GPU, &ds);
-    if (!ds.empty()) { dev = ds[0]; break; }
+    if (!ds.empty()) {
+      dev = ds[0];
+      break;
+    }
   }
-  if (!dev()) { std::puts("no GPU"); return 1; }
+  if (!dev()) {
+    std::puts("no GPU");
+    return 1;
+  }
   std::printf("%s, %d strips of %zu px\n", dev.getInfo<CL_DEVICE_NAME>().c_str(), S, strip_px);
   cl::Context ctx(dev);
   cl::Program prog(ctx, src);
-  if (prog.build({dev}) != CL_SUCCESS) { std::puts(prog.getBuildInfo<CL_PROGRAM_BUILD_LOG>(dev).c_str()); return 1; }
+  if (prog.build({dev}) != CL_SUCCESS) {
+    std::puts(prog.getBuildInfo<CL_PROGRAM_BUILD_LOG>(dev).c_str());
+    return 1;
+  }
   cl::CommandQueue qu(ctx, dev), qc(ctx, dev), qd(ctx, dev), qd2(ctx, dev);
   const size_t image = size_t(W) * H;
   cl::Buffer hin(ctx, CL_MEM_ALLOC_HOST_PTR, image), hout(ctx, CL_MEM_ALLOC_HOST_PTR, image);
-  auto* pin = static_cast<unsigned char*>(qu.enqueueMapBuffer(hin, CL_TRUE, CL_MAP_WRITE, 0, image));
-  auto* pout = static_cast<unsigned char*>(qu.enqueueMapBuffer(hout, CL_TRUE, CL_MAP_READ, 0, image));
+  auto* pin =
+      static_cast<unsigned char*>(qu.enqueueMapBuffer(hin, CL_TRUE, CL_MAP_WRITE, 0, image));
+  auto* pout =
+      static_cast<unsigned char*>(qu.enqueueMapBuffer(hout, CL_TRUE, CL_MAP_READ, 0, image));
   for (size_t i = 0; i < image; ++i) pin[i] = (unsigned char)(i * 7);
-  struct Slot { cl::Buffer up, a, b, down; cl::Event downloaded; };
+  struct Slot {
+    cl::Buffer up, a, b, down;
+    cl::Event downloaded;
+  };
   std::vector<Slot> ring(slots);
   for (auto& s : ring) {
     s.up = cl::Buffer(ctx, CL_MEM_READ_WRITE, strip_px);
@@ -81,17 +97,24 @@ int main(int argc, char** argv) {
   const cl::NDRange global(n4), local(256);
   auto compute = [&](Slot& s, bool one, const std::vector<cl::Event>* wait, cl::Event* done) {
     if (one) {
-      fused.setArg(0, s.up); fused.setArg(1, s.down); fused.setArg(2, int(n4));
+      fused.setArg(0, s.up);
+      fused.setArg(1, s.down);
+      fused.setArg(2, int(n4));
       qc.enqueueNDRangeKernel(fused, cl::NullRange, global, local, wait, done);
       return;
     }
-    unpack.setArg(0, s.up); unpack.setArg(1, s.a);
+    unpack.setArg(0, s.up);
+    unpack.setArg(1, s.a);
     qc.enqueueNDRangeKernel(unpack, cl::NullRange, global, local, wait);
-    pass.setArg(0, s.a); pass.setArg(1, s.b); pass.setArg(2, int(n4));
+    pass.setArg(0, s.a);
+    pass.setArg(1, s.b);
+    pass.setArg(2, int(n4));
     qc.enqueueNDRangeKernel(pass, cl::NullRange, global, local);
-    pass.setArg(0, s.b); pass.setArg(1, s.a);
+    pass.setArg(0, s.b);
+    pass.setArg(1, s.a);
     qc.enqueueNDRangeKernel(pass, cl::NullRange, global, local);
-    pack.setArg(0, s.a); pack.setArg(1, s.down);
+    pack.setArg(0, s.a);
+    pack.setArg(1, s.down);
     qc.enqueueNDRangeKernel(pack, cl::NullRange, global, local, nullptr, done);
   };
   auto transfers = [&]() {
@@ -103,68 +126,117 @@ int main(int argc, char** argv) {
   auto best = [&](const char* what, const std::function<void()>& run, cl::CommandQueue* timed) {
     double b = 1e9, c = 1e9;
     for (int r = 0; r < reps; ++r) {
-      qu.finish(); qc.finish(); qd.finish();
+      qu.finish();
+      qc.finish();
+      qd.finish();
       const auto t0 = Clock::now();
       run();
-      if (timed) { timed->finish(); c = std::min(c, ms(t0, Clock::now())); }
-      qu.finish(); qc.finish(); qd.finish();
+      if (timed) {
+        timed->finish();
+        c = std::min(c, ms(t0, Clock::now()));
+      }
+      qu.finish();
+      qc.finish();
+      qd.finish();
       b = std::min(b, ms(t0, Clock::now()));
     }
     if (timed)
-      std::printf("%-44s all %.3f ms, compute queue %.3f ms (%.1f us a strip)\n", what, b, c, 1000 * c / S);
+      std::printf("%-44s all %.3f ms, compute queue %.3f ms (%.1f us a strip)\n", what, b, c,
+                  1000 * c / S);
     else
       std::printf("%-44s %.3f ms (%.1f us a strip)\n", what, b, 1000 * b / S);
   };
   cl::Buffer whole(ctx, CL_MEM_READ_WRITE, image), whole2(ctx, CL_MEM_READ_WRITE, image);
   for (const int pieces : {1, 4, 16, 64}) {
     const size_t piece = image / pieces;
-    auto up = [&] { for (int k = 0; k < pieces; ++k) qu.enqueueWriteBuffer(whole, CL_FALSE, k * piece, piece, pin + k * piece); };
-    auto down = [&] { for (int k = 0; k < pieces; ++k) qd.enqueueReadBuffer(whole2, CL_FALSE, k * piece, piece, pout + k * piece); };
+    auto up = [&] {
+      for (int k = 0; k < pieces; ++k)
+        qu.enqueueWriteBuffer(whole, CL_FALSE, k * piece, piece, pin + k * piece);
+    };
+    auto down = [&] {
+      for (int k = 0; k < pieces; ++k)
+        qd.enqueueReadBuffer(whole2, CL_FALSE, k * piece, piece, pout + k * piece);
+    };
     std::printf("-- the image in %d pieces\n", pieces);
     best("upload", up, nullptr);
     best("download", down, nullptr);
-    best("upload and download at once", [&] { up(); qu.flush(); down(); }, nullptr);
+    best(
+        "upload and download at once",
+        [&] {
+          up();
+          qu.flush();
+          down();
+        },
+        nullptr);
     // Pieces alternating over two queues each way: a piece's fixed cost under the other's.
-    best("at once, each way on two queues", [&] {
-      for (int k = 0; k < pieces; ++k) {
-        (k % 2 ? qc : qu).enqueueWriteBuffer(whole, CL_FALSE, k * piece, piece, pin + k * piece);
-        (k % 2 ? qd2 : qd).enqueueReadBuffer(whole2, CL_FALSE, k * piece, piece, pout + k * piece);
-        qu.flush(); qc.flush(); qd.flush(); qd2.flush();
-      }
-      qd2.finish();
-    }, nullptr);
+    best(
+        "at once, each way on two queues",
+        [&] {
+          for (int k = 0; k < pieces; ++k) {
+            (k % 2 ? qc : qu)
+                .enqueueWriteBuffer(whole, CL_FALSE, k * piece, piece, pin + k * piece);
+            (k % 2 ? qd2 : qd)
+                .enqueueReadBuffer(whole2, CL_FALSE, k * piece, piece, pout + k * piece);
+            qu.flush();
+            qc.flush();
+            qd.flush();
+            qd2.flush();
+          }
+          qd2.finish();
+        },
+        nullptr);
   }
   if (std::getenv("PROBE_TRANSFERS")) return 0;
   for (int one = 0; one < 2; ++one) {
     const char* tag = one ? "1 launch a strip" : "4 launches a strip";
     std::printf("== %s\n", tag);
-    best("compute alone", [&] { for (int k = 0; k < S; ++k) compute(ring[k % slots], one, nullptr, nullptr); }, nullptr);
+    best(
+        "compute alone",
+        [&] {
+          for (int k = 0; k < S; ++k) compute(ring[k % slots], one, nullptr, nullptr);
+        },
+        nullptr);
     best("transfers alone", transfers, nullptr);
-    best("compute beside independent transfers", [&] {
-      transfers();
-      qu.flush(); qd.flush();
-      for (int k = 0; k < S; ++k) compute(ring[k % slots], one, nullptr, nullptr);
-    }, &qc);
-    best("compute beside device-to-device copies", [&] {
-      for (int k = 0; k < S; ++k) qu.enqueueCopyBuffer(ring[0].b, ring[1].b, 0, 0, strip_px * 4);
-      qu.flush();
-      for (int k = 0; k < S; ++k) compute(ring[k % slots], one, nullptr, nullptr);
-    }, &qc);
-    best("pipeline: upload -> compute -> download", [&] {
-      for (auto& s : ring) s.downloaded = cl::Event();
-      for (int k = 0; k < S; ++k) {
-        Slot& s = ring[k % slots];
-        std::vector<cl::Event> free;
-        if (s.downloaded()) free.push_back(s.downloaded);
-        cl::Event up, done;
-        qu.enqueueWriteBuffer(s.up, CL_FALSE, 0, strip_px, pin + k * strip_px, free.empty() ? nullptr : &free, &up);
-        std::vector<cl::Event> ready{up};
-        compute(s, one, &ready, &done);
-        std::vector<cl::Event> computed{done};
-        qd.enqueueReadBuffer(s.down, CL_FALSE, 0, strip_px, pout + k * strip_px, &computed, &s.downloaded);
-        qu.flush(); qc.flush(); qd.flush();
-      }
-    }, nullptr);
+    best(
+        "compute beside independent transfers",
+        [&] {
+          transfers();
+          qu.flush();
+          qd.flush();
+          for (int k = 0; k < S; ++k) compute(ring[k % slots], one, nullptr, nullptr);
+        },
+        &qc);
+    best(
+        "compute beside device-to-device copies",
+        [&] {
+          for (int k = 0; k < S; ++k)
+            qu.enqueueCopyBuffer(ring[0].b, ring[1].b, 0, 0, strip_px * 4);
+          qu.flush();
+          for (int k = 0; k < S; ++k) compute(ring[k % slots], one, nullptr, nullptr);
+        },
+        &qc);
+    best(
+        "pipeline: upload -> compute -> download",
+        [&] {
+          for (auto& s : ring) s.downloaded = cl::Event();
+          for (int k = 0; k < S; ++k) {
+            Slot& s = ring[k % slots];
+            std::vector<cl::Event> free;
+            if (s.downloaded()) free.push_back(s.downloaded);
+            cl::Event up, done;
+            qu.enqueueWriteBuffer(s.up, CL_FALSE, 0, strip_px, pin + k * strip_px,
+                                  free.empty() ? nullptr : &free, &up);
+            std::vector<cl::Event> ready{up};
+            compute(s, one, &ready, &done);
+            std::vector<cl::Event> computed{done};
+            qd.enqueueReadBuffer(s.down, CL_FALSE, 0, strip_px, pout + k * strip_px, &computed,
+                                 &s.downloaded);
+            qu.flush();
+            qc.flush();
+            qd.flush();
+          }
+        },
+        nullptr);
   }
   {
     // Kernels on host memory (CL_MEM_ALLOC_HOST_PTR, unmapped): a strip's unpack reading the
@@ -174,31 +246,27 @@ int main(int argc, char** argv) {
     qu.enqueueUnmapMemObject(hout, pout);
     qu.finish();
     cl::Kernel unpack_at(prog, "unpack"), pack_at(prog, "pack");
-    for (int rep = 0; rep < 3; ++rep) {
+    // Each strip's kernel on its region of the host buffer (argument `host`), the plane the other.
+    auto per_strip = [&](const char* what, cl::Kernel& kernel, cl::Buffer& buffer, int host,
+                         cl_mem_flags flags) {
       std::vector<double> t;
       for (int k = 0; k < S; ++k) {
         cl_buffer_region r{k * strip_px, strip_px};
-        cl::Buffer in_k = hin.createSubBuffer(CL_MEM_READ_ONLY, CL_BUFFER_CREATE_TYPE_REGION, &r);
-        unpack_at.setArg(0, in_k); unpack_at.setArg(1, ring[0].a);
+        cl::Buffer part = buffer.createSubBuffer(flags, CL_BUFFER_CREATE_TYPE_REGION, &r);
+        kernel.setArg(host, part);
+        kernel.setArg(1 - host, ring[0].a);
         const auto t0 = Clock::now();
-        qc.enqueueNDRangeKernel(unpack_at, cl::NullRange, global, local);
+        qc.enqueueNDRangeKernel(kernel, cl::NullRange, global, local);
         qc.finish();
         t.push_back(ms(t0, Clock::now()));
       }
       std::sort(t.begin(), t.end());
-      std::printf("unpack from host memory, a strip: min %.1f us, median %.1f, max %.1f\n", 1000 * t.front(), 1000 * t[t.size() / 2], 1000 * t.back());
-      t.clear();
-      for (int k = 0; k < S; ++k) {
-        cl_buffer_region r{k * strip_px, strip_px};
-        cl::Buffer out_k = hout.createSubBuffer(CL_MEM_WRITE_ONLY, CL_BUFFER_CREATE_TYPE_REGION, &r);
-        pack_at.setArg(0, ring[0].a); pack_at.setArg(1, out_k);
-        const auto t0 = Clock::now();
-        qc.enqueueNDRangeKernel(pack_at, cl::NullRange, global, local);
-        qc.finish();
-        t.push_back(ms(t0, Clock::now()));
-      }
-      std::sort(t.begin(), t.end());
-      std::printf("pack to host memory, a strip: min %.1f us, median %.1f, max %.1f\n", 1000 * t.front(), 1000 * t[t.size() / 2], 1000 * t.back());
+      std::printf("%s, a strip: min %.1f us, median %.1f, max %.1f\n", what, 1000 * t.front(),
+                  1000 * t[t.size() / 2], 1000 * t.back());
+    };
+    for (int rep = 0; rep < 3; ++rep) {
+      per_strip("unpack from host memory", unpack_at, hin, 0, CL_MEM_READ_ONLY);
+      per_strip("pack to host memory", pack_at, hout, 1, CL_MEM_WRITE_ONLY);
       const auto t0 = Clock::now();
       void* m = qd.enqueueMapBuffer(hout, CL_TRUE, CL_MAP_READ, 0, image);
       std::printf("map the host output after: %.1f us\n", 1000 * ms(t0, Clock::now()));
