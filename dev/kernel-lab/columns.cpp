@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "first_device.hpp"
+
 static double ms(const cl::Event& e) {
   return (e.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
           e.getProfilingInfo<CL_PROFILING_COMMAND_START>()) *
@@ -35,17 +37,7 @@ int main(int argc, char** argv) {
   const int R = (int)std::ceil(4 * sigma);
   std::vector<std::string> variants;
   for (int i = 2; i < argc; ++i) variants.push_back(argv[i]);
-  std::vector<cl::Platform> ps;
-  cl::Platform::get(&ps);
-  cl::Device dev;
-  for (auto& p : ps) {
-    std::vector<cl::Device> ds;
-    p.getDevices((getenv("LAB_CPU") ? CL_DEVICE_TYPE_CPU : CL_DEVICE_TYPE_GPU), &ds);
-    if (!ds.empty()) {
-      dev = ds[0];
-      break;
-    }
-  }
+  const cl::Device dev = first_device(getenv("LAB_CPU") ? CL_DEVICE_TYPE_CPU : CL_DEVICE_TYPE_GPU);
   cl::Context ctx(dev);
   cl::CommandQueue q(ctx, dev, CL_QUEUE_PROFILING_ENABLE);
   std::ifstream f("dev/kernel-lab/columns.cl");

@@ -9,6 +9,7 @@
 #define CL_HPP_MINIMUM_OPENCL_VERSION 200
 #define CL_HPP_ENABLE_EXCEPTIONS
 #include <CL/opencl.hpp>
+#include "first_device.hpp"
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -29,24 +30,8 @@ static std::string slurp(const char* p) {
 int main(int argc, char** argv) {
   const int W = argc > 1 ? atoi(argv[1]) : 8192, H = argc > 2 ? atoi(argv[2]) : 8192;
   const char* out = getenv("OUT") ? getenv("OUT") : ".";
-  std::vector<cl::Platform> plats;
-  cl::Platform::get(&plats);
-  cl::Device dev;
-  bool found = false;
-  for (auto& p : plats) {
-    std::vector<cl::Device> ds;
-    p.getDevices(CL_DEVICE_TYPE_ALL, &ds);
-    for (auto& d : ds)
-      if (!found && (d.getInfo<CL_DEVICE_TYPE>() & CL_DEVICE_TYPE_GPU)) {
-        dev = d;
-        found = true;
-      }
-  }
-  if (!found) {
-    std::vector<cl::Device> ds;
-    plats[0].getDevices(CL_DEVICE_TYPE_ALL, &ds);
-    dev = ds[0];
-  }
+  cl::Device dev = first_device(CL_DEVICE_TYPE_GPU);
+  if (!dev()) dev = first_device(CL_DEVICE_TYPE_ALL);
   printf("device: %s | %s | local %lu\n", dev.getInfo<CL_DEVICE_NAME>().c_str(),
          dev.getInfo<CL_DRIVER_VERSION>().c_str(),
          (unsigned long)dev.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>());

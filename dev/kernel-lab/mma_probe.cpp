@@ -8,6 +8,7 @@
 #define CL_HPP_TARGET_OPENCL_VERSION 300
 #define CL_HPP_MINIMUM_OPENCL_VERSION 200
 #include <CL/opencl.hpp>
+#include "first_device.hpp"
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -44,17 +45,7 @@ __kernel void rate(__global float* out, int n) {
 }
 )CLC";
 int main() {
-  std::vector<cl::Platform> ps;
-  cl::Platform::get(&ps);
-  cl::Device dev;
-  for (auto& p : ps) {
-    std::vector<cl::Device> ds;
-    p.getDevices(CL_DEVICE_TYPE_GPU, &ds);
-    if (!ds.empty()) {
-      dev = ds[0];
-      break;
-    }
-  }
+  const cl::Device dev = first_device(CL_DEVICE_TYPE_GPU);
   std::printf("device %s\n", dev.getInfo<CL_DEVICE_NAME>().c_str());
   cl::Context ctx(dev);
   cl::CommandQueue q(ctx, dev, CL_QUEUE_PROFILING_ENABLE);

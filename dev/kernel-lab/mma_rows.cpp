@@ -8,6 +8,7 @@
 #define CL_HPP_TARGET_OPENCL_VERSION 300
 #define CL_HPP_MINIMUM_OPENCL_VERSION 200
 #include <CL/opencl.hpp>
+#include "first_device.hpp"
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -85,17 +86,7 @@ __kernel void copy4(__global const float4* src, __global float4* dst) {
 
 int main() {
   const int W = 8192, H = 8192, margin = 64, pitch = W + 2 * margin;
-  std::vector<cl::Platform> ps;
-  cl::Platform::get(&ps);
-  cl::Device dev;
-  for (auto& p : ps) {
-    std::vector<cl::Device> ds;
-    p.getDevices(CL_DEVICE_TYPE_GPU, &ds);
-    if (!ds.empty()) {
-      dev = ds[0];
-      break;
-    }
-  }
+  const cl::Device dev = first_device(CL_DEVICE_TYPE_GPU);
   cl::Context ctx(dev);
   cl::CommandQueue q(ctx, dev, CL_QUEUE_PROFILING_ENABLE);
   std::mt19937 rng(1);

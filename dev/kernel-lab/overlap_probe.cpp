@@ -12,6 +12,7 @@
 #define CL_HPP_TARGET_OPENCL_VERSION 300
 #define CL_HPP_MINIMUM_OPENCL_VERSION 200
 #include <CL/opencl.hpp>
+#include "first_device.hpp"
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -52,17 +53,8 @@ double ms(Clock::time_point a, Clock::time_point b) {
 int main(int argc, char** argv) {
   const int W = 8192, H = 8192, S = argc > 1 ? std::atoi(argv[1]) : 16, slots = 3, reps = 7;
   const size_t strip_px = size_t(W) * (H / S), n4 = strip_px / 4;
-  std::vector<cl::Platform> ps;
-  cl::Platform::get(&ps);
-  cl::Device dev;
-  for (auto& p : ps) {
-    std::vector<cl::Device> ds;
-    p.getDevices(std::getenv("PROBE_ANY") ? CL_DEVICE_TYPE_ALL : CL_DEVICE_TYPE_GPU, &ds);
-    if (!ds.empty()) {
-      dev = ds[0];
-      break;
-    }
-  }
+  const cl::Device dev =
+      first_device(std::getenv("PROBE_ANY") ? CL_DEVICE_TYPE_ALL : CL_DEVICE_TYPE_GPU);
   if (!dev()) {
     std::puts("no GPU");
     return 1;
