@@ -27,6 +27,24 @@ inline std::shared_ptr<clf::Device> device() {
   return d;
 }
 
+// A second device for the tests of several devices: another device of the same name and kind as
+// device() where the machine has one (two GPUs of a host), else a second context on device()'s
+// (each lane still has its own queues, buffers and built filters).
+inline std::shared_ptr<clf::Device> second_device() {
+  const clf::DeviceInfo& first = device()->info();
+  std::string pick =
+      std::to_string(first.platform_index) + ":" + std::to_string(first.device_index);
+  for (const auto& d : clf::list_devices())
+    if (d.name == first.name && d.is_gpu == first.is_gpu &&
+        (d.platform_index != first.platform_index || d.device_index != first.device_index)) {
+      pick = std::to_string(d.platform_index) + ":" + std::to_string(d.device_index);
+      break;
+    }
+  auto second = clf::Device::open(pick, clf::read_environment().device_options());
+  second->set_tuning(device()->tuning());  // device()'s test knobs too
+  return second;
+}
+
 inline const clf::Registry& registry() {
   static clf::Registry r({CLF_TEST_PLUGIN_DIR}, false);
   return r;

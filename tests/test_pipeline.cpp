@@ -355,12 +355,15 @@ TEST_CASE("500 runs of varied pipelines leave device memory, RSS, threads and de
 
 TEST_CASE("a list of devices opens each (the same one twice: two contexts) and batches over them agree") {
   const std::string self = test::device()->info().label().substr(0, test::device()->info().label().find(' '));
-  const auto devices = clf::open_devices(self + "," + self);
-  REQUIRE(devices.size() == 2);
-  CHECK(devices[0].get() != devices[1].get());
-  CHECK(&devices[0]->context() != &devices[1]->context());
+  const auto twice = clf::open_devices(self + "," + self);
+  REQUIRE(twice.size() == 2);
+  CHECK(twice[0].get() != twice[1].get());
+  CHECK(&twice[0]->context() != &twice[1]->context());
   CHECK_FALSE(clf::open_devices("all").empty());
   CHECK_THROWS_AS(clf::open_devices(self + ",no such device"), clf::Error);
+  // The batch runs on two GPUs where the machine has them, else on two contexts of this device.
+  const std::vector<std::shared_ptr<clf::Device>> devices = {test::device(), test::second_device()};
+  INFO("devices " << devices[0]->info().label() << " and " << devices[1]->info().label());
   // Six images over two devices, two job threads each, results as on one device.
   const std::vector<std::string> chain = {"gaussian:sigma=1.5", "sobel"};
   std::vector<clf::Image> inputs, expected(6), got(6);

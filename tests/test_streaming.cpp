@@ -598,9 +598,9 @@ TEST_CASE(
 }
 
 TEST_CASE("one image's strips spread over two devices give the one-device bytes, rows in order") {
-  // Two contexts on this machine's device stand for two devices: each lane has its own queues,
-  // buffers and built filters, as on two GPUs.
-  const auto second = clf::Device::open(test::device()->info().is_cpu ? "cpu" : "gpu");
+  // A second GPU where the machine has one, else a second context on this device.
+  const auto second = test::second_device();
+  INFO("second device " << second->info().label());
   const clf::Image in = test::random_image(61, 97, 3, clf::PixelType::u8, 5);
   const std::vector<std::vector<std::string>> chains = {
       {"gaussian:sigma=1.5", "sobel"},
