@@ -116,6 +116,21 @@ TEST_CASE("every layout and 1-row strips give the same bits for median, rank and
     }
 }
 
+TEST_CASE("a rect never reads its every tap, in any layout", "[layout]") {
+  // A rect is separable: one output a work-item (direct x1, tiled) runs it as a row and a column
+  // pass where vectors would have folded it into one (on CPUs); never as a 31x31 window of taps.
+  const clf::Image in = test::random_image(70, 40, 1, clf::PixelType::f32, 12);
+  const clf::Image want = test::run_chain({"morphology:op=dilate,ksize=31,method=line"}, in);
+  for (const Layout& layout : layouts) {
+    INFO(layout.name);
+    test::VariantScope scope(layout.variant, layout.vector_width);
+    clf::Pipeline p(test::device());
+    p.add(test::registry(), "morphology:op=dilate,ksize=31");
+    CHECK_THAT(p.filter(0).describe(), !Catch::Contains("1 pass, direct"));
+    CHECK(test::identical(test::run_chain({"morphology:op=dilate,ksize=31"}, in), want));
+  }
+}
+
 TEST_CASE("the rank filters' tiles of outputs give one output's bits", "[layout]") {
   // rank.tile_width x rank.tile_height (GPUs: 2 x 2): the tiles' networks on the device against
   // one output a work-item, strips of 1 row (lower than a tile: the one-output kernel) and of 5

@@ -140,6 +140,14 @@ std::string rows_text(const Segments& rows) {
   return text;
 }
 
+// Outputs a work-item of the direct passes: the tuning's vector (GPUs 4, CPUs 16) where the device
+// takes the direct variant; tiled devices (no staged morphology kernel: the passes read few pixels
+// each) one.
+int direct_vector(const Device& device) {
+  const double width = device.knob_number("vector_width", 1);
+  return device.knob("variant") == "direct" && width >= 4 ? int(width) : 1;
+}
+
 class Morphology : public Filter {
  public:
   Morphology(Device& device, std::vector<Pass> passes, int temps, Border border, std::string what,
@@ -148,11 +156,7 @@ class Morphology : public Filter {
         temps_(temps),
         border_(border),
         what_(std::move(what)),
-        // Direct: the tuning's vector of outputs a work-item (GPUs 4, CPUs 16); tiled devices
-        // (no staged morphology kernel: the passes read few pixels each) one.
-        vector_(device.knob("variant") == "direct" && device.knob_number("vector_width", 1) >= 4
-                    ? int(device.knob_number("vector_width", 1))
-                    : 1),
+        vector_(direct_vector(device)),
         min_groups_(
             clf_plugins::min_groups(device, device.knob_number("morphology.min_groups", 8))) {
     for (Pass& p : passes_) {
@@ -537,8 +541,11 @@ class MorphologyFactory : public FilterFactory {
                       std::to_string(2 * window_max_radius + 1) + " (got op=" + op + ", ksize " +
                       std::to_string(2 * r + 1) +
                       (iterations > 1 ? ", iterations " + std::to_string(iterations) : "") + ")");
+    // CPUs fold a rect into one pass where it runs on vectors (morph_rect_vector); one output a
+    // work-item would read its every tap, so the rect runs as a row and a column pass there.
     Planner plan(shape, r, iterations,
-                 window || rect_walk || (!device.info().is_gpu && method != "line"));
+                 window || rect_walk ||
+                     (!device.info().is_gpu && method != "line" && direct_vector(device) > 1));
     int first_chain_end = -1;
     if (op == "erode" || op == "dilate") {
       plan.chain(op == "dilate", -1, true);
