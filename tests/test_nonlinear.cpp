@@ -117,8 +117,9 @@ TEST_CASE("every layout and 1-row strips give the same bits for median, rank and
 }
 
 TEST_CASE("a rect never reads its every tap, in any layout", "[layout]") {
-  // A rect is separable: one output a work-item (direct x1, tiled) runs it as a row and a column
-  // pass where vectors would have folded it into one (on CPUs); never as a 31x31 window of taps.
+  // A rect is separable: one output a work-item (direct x1) runs it as a row and a column pass
+  // where vectors would have folded it into one (on CPUs); never as a 31x31 window of taps. The
+  // tiled variant takes the direct passes' vectors (morphology has no staged pass).
   const clf::Image in = test::random_image(70, 40, 1, clf::PixelType::f32, 12);
   const clf::Image want = test::run_chain({"morphology:op=dilate,ksize=31,method=line"}, in);
   for (const Layout& layout : layouts) {

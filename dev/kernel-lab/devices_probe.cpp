@@ -1,9 +1,10 @@
 // Devices probe: what the host's buses give several GPUs at once, unprofiled. Each GPU of every
-// platform gets its own context, an upload and a download queue, a pinned host buffer each way
-// and device buffers; a thread a device moves 64 MiB pieces (uploads, downloads, or both at once
-// on the two queues) for a fixed count. Printed: each device alone, then all devices together,
-// in GB/s a way, the best of 3. A batch over several devices cannot scale past the ratio of the
-// last line to the first. PROBE_ANY=1: every device (PoCL). Not part of the build:
+// platform (devices_of in first_device.hpp) gets its own context, an upload and a download queue, a
+// pinned host buffer each way and device buffers; a thread a device moves 64 MiB pieces (uploads,
+// downloads, or both at once on the two queues) for a fixed count. Printed: each device alone, then
+// all devices together, in GB/s a way, the best of 3. A batch over several devices cannot scale
+// past the ratio of the last line to the first. PROBE_ANY=1: every device (PoCL). Not part of the
+// build:
 //   g++ -O2 -std=c++17 dev/kernel-lab/devices_probe.cpp -o /tmp/devices -lOpenCL -lpthread
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_HPP_TARGET_OPENCL_VERSION 300
@@ -17,6 +18,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "first_device.hpp"
 
 constexpr size_t kPiece = size_t(64) << 20;
 constexpr int kPieces = 48;
@@ -70,14 +73,7 @@ double rate(const std::vector<Lane*>& lanes, bool upload, bool download) {
 int main() {
   const cl_device_type type = std::getenv("PROBE_ANY") ? CL_DEVICE_TYPE_ALL : CL_DEVICE_TYPE_GPU;
   std::vector<std::unique_ptr<Lane>> lanes;
-  std::vector<cl::Platform> platforms;
-  cl::Platform::get(&platforms);
-  for (const cl::Platform& platform : platforms) {
-    std::vector<cl::Device> devices;
-    platform.getDevices(CL_DEVICE_TYPE_ALL, &devices);
-    for (const cl::Device& d : devices)
-      if (d.getInfo<CL_DEVICE_TYPE>() & type) lanes.push_back(std::make_unique<Lane>(d));
-  }
+  for (const cl::Device& d : devices_of(type)) lanes.push_back(std::make_unique<Lane>(d));
   if (lanes.empty()) {
     std::puts("no device");
     return 1;

@@ -140,12 +140,12 @@ std::string rows_text(const Segments& rows) {
   return text;
 }
 
-// Outputs a work-item of the direct passes: the tuning's vector (GPUs 4, CPUs 16) where the device
-// takes the direct variant; tiled devices (no staged morphology kernel: the passes read few pixels
-// each) one.
-int direct_vector(const Device& device) {
+// Outputs a work-item of the passes read from global memory: the tuning's vector (GPUs 4, CPUs 16)
+// where it has 4 or more, else one. The variant does not change them: it chooses between the
+// correlation's kernels (the window), and morphology has no staged pass of its own.
+int pass_vector(const Device& device) {
   const double width = device.knob_number("vector_width", 1);
-  return device.knob("variant") == "direct" && width >= 4 ? int(width) : 1;
+  return width >= 4 ? int(width) : 1;
 }
 
 class Morphology : public Filter {
@@ -156,7 +156,7 @@ class Morphology : public Filter {
         temps_(temps),
         border_(border),
         what_(std::move(what)),
-        vector_(direct_vector(device)),
+        vector_(pass_vector(device)),
         min_groups_(
             clf_plugins::min_groups(device, device.knob_number("morphology.min_groups", 8))) {
     for (Pass& p : passes_) {
@@ -545,7 +545,7 @@ class MorphologyFactory : public FilterFactory {
     // work-item would read its every tap, so the rect runs as a row and a column pass there.
     Planner plan(shape, r, iterations,
                  window || rect_walk ||
-                     (!device.info().is_gpu && method != "line" && direct_vector(device) > 1));
+                     (!device.info().is_gpu && method != "line" && pass_vector(device) > 1));
     int first_chain_end = -1;
     if (op == "erode" || op == "dilate") {
       plan.chain(op == "dilate", -1, true);
