@@ -132,6 +132,41 @@ TEST_CASE("a rect never reads its every tap, in any layout", "[layout]") {
   }
 }
 
+TEST_CASE("a rect's rows by doubling windows give the loop's bits, NaN and signed zeros too",
+          "[layout]") {
+  // morphology.row_doubling_min_radius (morph_rect_vector, CPUs' vectors): radii about the vector
+  // widths, the span's last vector loaded early and shifted; NaN inputs never win, and of equal
+  // values (0 and -0) the leftmost does, as in the loop over the row's inputs.
+  clf::Image in = test::random_image(75, 23, 3, clf::PixelType::f32, 14);
+  const float values[] = {0.f, -0.f, 1.f, -1.f, std::nanf("")};
+  for (size_t i = 0; i < in.byte_size() / sizeof(float); ++i)
+    if (i % 3 == 0) reinterpret_cast<float*>(in.data())[i] = values[(i / 3 * 7) % 5];
+  for (const int vw : {4, 8, 16})
+    for (const char* spec : {"morphology:op=dilate,ksize=3", "morphology:op=erode,ksize=9",
+                             "morphology:op=dilate,ksize=15",
+                             "morphology:op=erode,ksize=17,border=constant,border_value=0.5",
+                             "morphology:op=dilate,ksize=33,border=wrap",
+                             "morphology:op=gradient,ksize=35,border=reflect101",
+                             "morphology:op=dilate,ksize=5,iterations=7"}) {
+      INFO(spec << ", vectors of " << vw);
+      clf::Image loop, strips_loop;
+      clf::RunOptions strips;
+      strips.strip_rows = 1;
+      {
+        KnobScope off({{"morphology.row_doubling_min_radius", "1000"}}, vw);
+        loop = test::run_chain({spec}, in);
+        strips_loop = test::run_chain({spec}, in, strips);
+      }
+      KnobScope on({{"morphology.row_doubling_min_radius", "1"}}, vw);
+      clf::Pipeline p(test::device());
+      p.add(test::registry(), spec);
+      CHECK_THAT(p.filter(0).describe(), Catch::Contains("rows by doubling windows") ||
+                                             !Catch::Contains("van Herk down the columns"));
+      CHECK(test::identical(test::run_chain({spec}, in), loop));
+      CHECK(test::identical(test::run_chain({spec}, in, strips), strips_loop));
+    }
+}
+
 TEST_CASE("the rank filters' tiles of outputs give one output's bits", "[layout]") {
   // rank.tile_width x rank.tile_height (GPUs: 2 x 2): the tiles' networks on the device against
   // one output a work-item, strips of 1 row (lower than a tile: the one-output kernel) and of 5

@@ -302,6 +302,12 @@ std::vector<TuneFamily> tune_families(const DeviceInfo& info) {
   families.push_back(knob_family("column line",
                                  {"morphology:op=dilate,ksize=63", "morphology:op=tophat,ksize=41"},
                                  "morphology.line_walk_rows", {"0", "100", "200", "400"}));
+  // CPUs' rects in one pass on vectors: from which radius their rows take doubling windows (the
+  // loop over the row's inputs below it; 1000: never).
+  if (!info.is_gpu)
+    families.push_back(
+        knob_family("rect rows", {"morphology:op=dilate,ksize=9", "morphology:op=dilate,ksize=31"},
+                    "morphology.row_doubling_min_radius", {"4", "2", "8", "1000"}));
   // The 3x3 median from sorted columns, 2 rows a work-item (the database's on CPUs; GPUs take
   // tiles of outputs, which it does not apply to), or the vectors' network.
   families.push_back(knob_family("median 3x3", {"median:ksize=3", "median:ksize=3,border=wrap"},

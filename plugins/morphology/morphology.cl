@@ -118,11 +118,47 @@ __kernel void morph_pass_vector(MORPH_ARGS) {
 // block's first ones. No temp plane between a row pass and a column pass, and the column costs
 // about three operations an output whatever RY.
 #define RK (2 * RY + 1)
+#if defined(ROW_DOUBLING)
+// From radius morphology.row_doubling_min_radius (CPUs): the row's span of VW + 2 RX inputs in
+// vectors, its extrema over windows of 1, 2, 4, ... inputs, each from two of the level before
+// (the second shifted, shuffle2 across a pair of vectors), and the 2 RX + 1 from two overlapping
+// windows of the largest power of two: about log2(2 RX + 1) operations a vector in place of 2 RX
+// + 1 loads and as many operations. The span's NaNs (border=ignore, or NaN inputs) become
+// MORPH_START as they load, so that none wins wherever it stands in a comparison; the left operand
+// keeps ties, as the loop's first input does.
+#define SPAN (VW + 2 * RX)
+#define SPAN_V ((SPAN + VW - 1) / VW)
+#define SPARE_V ((2 * RX + 1) / VW + 2)  // vectors past the span that shifts may read
+#define MORPH_IOTA4 (uint4)(0, 1, 2, 3)
+#define MORPH_IOTA8 (uint8)(0, 1, 2, 3, 4, 5, 6, 7)
+#define MORPH_IOTA16 (uint16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+#define MORPH_IOTA CLF_CAT(MORPH_IOTA, VW)
+// Inputs n to n + VW of the vectors a, b side by side (0 <= n < VW).
+#define SHIFTED(a, b, n) shuffle2(a, b, MORPH_IOTA + (uint)(n))
+#define SHIFTED_FROM(v, n) \
+  ((n) % VW ? SHIFTED(v[(n) / VW], v[(n) / VW + 1], (n) % VW) : v[(n) / VW])
+inline morph_floatv rect_row(const __global float* p) {
+  morph_floatv v[SPAN_V + SPARE_V];
+#pragma unroll
+  for (int k = 0; k < SPAN_V + SPARE_V; ++k)  // the last loads end at the span's end
+    v[k] = k < SPAN_V ? OP((morph_floatv)(MORPH_START),
+                           CLF_CAT(vload, VW)(0, p - RX + min(k * VW, SPAN - VW)))
+                      : (morph_floatv)(MORPH_START);
+  if (SPAN_V * VW > SPAN) v[SPAN_V - 1] = SHIFTED(v[SPAN_V - 1], v[SPAN_V - 1], SPAN_V * VW - SPAN);
+  int len = 1;
+#pragma unroll
+  for (int level = 0; level < 12 && 2 * len <= 2 * RX + 1; ++level, len *= 2)
+#pragma unroll
+    for (int k = 0; k < SPAN_V; ++k) v[k] = OP(v[k], SHIFTED_FROM(v, k * VW + len));
+  return OP(v[0], SHIFTED_FROM(v, 2 * RX + 1 - len));
+}
+#else
 inline morph_floatv rect_row(const __global float* p) {
   morph_floatv acc = (morph_floatv)(MORPH_START);
   for (int dx = -RX; dx <= RX; ++dx) acc = OP(acc, CLF_CAT(vload, VW)(0, p + dx));
   return acc;
 }
+#endif
 
 __kernel void morph_rect_vector(MORPH_ARGS) {
   const int i0 = get_global_id(0) * VW, j0 = get_global_id(1) * RECT_RUN * RK;

@@ -35,6 +35,8 @@ constexpr size_t literal_max_rows = 31;
 constexpr int rect_run = 4;              // blocks of 2 r + 1 output rows a morph_rect_vector item
 constexpr int line_from_radius = 3;      // a rect from 7x7 on may take morph_line
 constexpr int gpu_line_from_radius = 4;  // method=auto: lines on GPUs from 9x9
+// morph_rect_vector's row extrema by doubling windows from 9x9 (morphology.row_doubling_min_radius)
+constexpr int row_doubling_min_radius = 4;
 // The column line walks down segments of whole blocks, morphology.line_walk_rows rows at least
 // (its 2 r halo rows are read twice, by the segment above too; 0: one block a work-item, the
 // suffixes through dst), in groups of morphology.line_walk_group columns (64; morphology.cl's
@@ -122,6 +124,7 @@ struct Pass {
   bool rect = false;            // a whole rect from the input (morph_rect_vector where vectors)
   bool walk = false;            // that rect by groups walking down the columns (morph_rect_walk)
   bool window = false;          // the element on the correlation's kernels (from the input)
+  bool doubling = false;        // morph_rect_vector's row extrema by doubling windows
   int taps() const {
     int n = 0;
     for (int w : rows) n += 2 * w + 1;
@@ -178,6 +181,10 @@ class Morphology : public Filter {
       }
       p.walk = p.rect && rect_walk;
       if (p.line || p.walk) p.vector = 1;
+      // morph_rect_vector's rows by doubling windows (CPUs).
+      p.doubling = p.rect && p.vector > 1 &&
+                   p.rx() >= device.knob_number("morphology.row_doubling_min_radius",
+                                                row_doubling_min_radius);
       if (p.walk) {
         walk_blocks_ = int(std::clamp(device.knob_number("morphology.walk_blocks", 8), 1.0, 64.0));
         walk_group_ = walk_group(device, p, false);
@@ -208,12 +215,12 @@ class Morphology : public Filter {
         line_group_ = row.group;
         line += row.options;
       }
-      const std::string options = line + " -D MAX=" + std::string(p.max ? "1" : "0") +
-                                  " -D RX=" + std::to_string(p.rx()) +
-                                  " -D RY=" + std::to_string(p.ry()) +
-                                  (p.vector > 1 ? " -D VW=" + std::to_string(p.vector) : "") +
-                                  (p.rect ? " -D RECT_RUN=" + std::to_string(rect_run) : "") +
-                                  (p.walk ? walk_options(device, p) : "");
+      const std::string options =
+          line + " -D MAX=" + std::string(p.max ? "1" : "0") + " -D RX=" + std::to_string(p.rx()) +
+          " -D RY=" + std::to_string(p.ry()) +
+          (p.vector > 1 ? " -D VW=" + std::to_string(p.vector) : "") +
+          (p.rect ? " -D RECT_RUN=" + std::to_string(rect_run) : "") +
+          (p.doubling ? " -D ROW_DOUBLING" : "") + (p.walk ? walk_options(device, p) : "");
       const std::string source =
           (p.rows.size() <= literal_max_rows ? "#define MORPH_ROWS " + rows_text(p.rows) + "\n"
                                              : std::string()) +
@@ -315,7 +322,8 @@ class Morphology : public Filter {
                            " columns walking down them (van Herk)" +
                            (walk_columns_ ? ", columns first" : "")
             : p.rect && p.vector > 1
-                ? "van Herk down the columns, x" + std::to_string(p.vector)
+                ? "van Herk down the columns, x" + std::to_string(p.vector) +
+                      (p.doubling ? ", rows by doubling windows" : "")
                 : "direct" + (p.vector > 1 ? " x" + std::to_string(p.vector) : ""));
   }
 
