@@ -173,12 +173,14 @@ __kernel void morph_rect_vector(MORPH_ARGS) {
                   first_row, image_rows, mode, value, 0, combine, widths);
     return;
   }
-  morph_floatv rows[RK], suffix[RK];
+  // rows[t]: the block's row t's extrema, then its suffix from t, until the next block's row t
+  // takes its place.
+  morph_floatv rows[RK];
   for (int q = 0; q < RK; ++q) rows[q] = rect_row(s + (y0 + j0 - RY + q) * src_pitch + x);
   for (int b = 0; b * RK < n; ++b) {
     const int top = y0 + j0 + b * RK;  // the block's first output row
     morph_floatv acc = (morph_floatv)(MORPH_START);
-    for (int t = RK - 1; t >= 0; --t) suffix[t] = acc = OP(acc, rows[t]);
+    for (int t = RK - 1; t >= 0; --t) rows[t] = acc = OP(acc, rows[t]);
     acc = (morph_floatv)(MORPH_START);
     const int outputs = min(RK, n - b * RK);
     for (int t = 0; t < outputs; ++t) {  // fewer than RK: the last block, no next one to feed
@@ -186,7 +188,7 @@ __kernel void morph_rect_vector(MORPH_ARGS) {
         rows[t - 1] = rect_row(s + (top + RY + t) * src_pitch + x);
         acc = OP(acc, rows[t - 1]);
       }
-      morph_floatv v = t > 0 ? OP(suffix[t], acc) : suffix[0];
+      morph_floatv v = t > 0 ? OP(rows[t], acc) : rows[0];
       const int y = top + t;
       if (combine) {
         const morph_floatv other_value = CLF_CAT(vload, VW)(0, o + y * other_pitch + x);
