@@ -151,6 +151,15 @@ int pass_vector(const Device& device) {
   return width >= 4 ? int(width) : 1;
 }
 
+// The bytes a work-item of morph_rect_vector keeps: its rows' extrema (then suffixes), 2 ry + 1
+// vectors, and with doubling windows a row's span and the vectors its shifts read past it
+// (morphology.cl's SPAN_V + SPARE_V).
+size_t rect_vector_held(const Pass& p) {
+  const size_t vw = size_t(p.vector), k = size_t(2 * p.rx() + 1);
+  const size_t row_vectors = p.doubling ? (vw + k - 1 + vw - 1) / vw + k / vw + 2 : 0;
+  return (size_t(2 * p.ry() + 1) + row_vectors) * vw * sizeof(float);
+}
+
 class Morphology : public Filter {
  public:
   Morphology(Device& device, std::vector<Pass> passes, int temps, Border border, std::string what,
@@ -297,13 +306,8 @@ class Morphology : public Filter {
       const size_t items = (size_t(w) + size_t(p.vector) - 1) / size_t(p.vector);
       if (p.rect && p.vector > 1) {  // rect_run blocks of 2 ry + 1 rows a work-item
         const size_t block = size_t(rect_run) * size_t(2 * p.ry() + 1);
-        // Its rows' extrema (then suffixes), 2 ry + 1 vectors, and with doubling windows a row's
-        // span and the vectors its shifts read past it (morphology.cl's SPAN_V + SPARE_V).
-        const size_t vw = size_t(p.vector), k = size_t(2 * p.rx() + 1);
-        const size_t row_vectors = p.doubling ? (vw + k - 1 + vw - 1) / vw + k / vw + 2 : 0;
-        const size_t held = (size_t(2 * p.ry() + 1) + row_vectors) * vw * sizeof(float);
         stage.launch_items(kernels_[i], cl::NDRange(items, (size_t(h) + block - 1) / block, c),
-                           "morph_rect_vector", held);
+                           "morph_rect_vector", rect_vector_held(p));
         continue;
       }
       stage.launch(kernels_[i], cl::NDRange((items + 63) / 64 * 64, size_t(h), c),
