@@ -120,12 +120,12 @@ __kernel void morph_pass_vector(MORPH_ARGS) {
 #define RK (2 * RY + 1)
 #if defined(ROW_DOUBLING)
 // From radius morphology.row_doubling_min_radius (CPUs): the row's span of VW + 2 RX inputs in
-// vectors, its extrema over windows of 1, 2, 4, ... inputs, each from two of the level before
-// (the second shifted, shuffle2 across a pair of vectors), and the 2 RX + 1 from two overlapping
-// windows of the largest power of two: about log2(2 RX + 1) operations a vector in place of 2 RX
-// + 1 loads and as many operations. The span's NaNs (border=ignore, or NaN inputs) become
-// MORPH_START as they load, so that none wins wherever it stands in a comparison; the left operand
-// keeps ties, as the loop's first input does.
+// vectors, its extrema over windows of 1, 2, 4, ... inputs, each from two of the level before (the
+// second shifted, shuffle2 across a pair of vectors), and the 2 RX + 1 from two overlapping windows
+// of the largest power of two: log2(2 RX + 1) levels of a shuffle and a comparison a vector of the
+// span, in place of 2 RX + 1 loads and as many comparisons a vector of outputs. The span's NaNs
+// (border=ignore, or NaN inputs) become MORPH_START as they load, so that none wins wherever it
+// stands in a comparison; the left operand keeps ties, as the loop's first input does.
 #define SPAN (VW + 2 * RX)
 #define SPAN_V ((SPAN + VW - 1) / VW)
 #define SPARE_V ((2 * RX + 1) / VW + 2)  // vectors past the span that shifts may read
