@@ -219,15 +219,14 @@ inline float bl_key(const float* v, const float* centre, float key0) {
 }
 #endif
 
-// One window row into f (CH runs of BL_W floats from column x0 - BL_HX of `row`); float4s that
-// start past the last column an output reads stay 0.
-inline void bl_load(const __global float* row, int plane, int x0, int width, float* f) {
+// One window row into f: CH runs of BL_W floats from `row`, column x0 - BL_HX. No load is tested:
+// the host's halo holds the last work-item's (Bilateral::halo).
+inline void bl_load(const __global float* row, int plane, float* f) {
 #pragma unroll
   for (int q = 0; q < BL_W / 4; ++q) {
-    const bool needed = x0 - BL_HX + 4 * q < width + BL_R;
 #pragma unroll
     for (int c = 0; c < CH; ++c) {
-      const float4 v = needed ? ((const __global float4*)(row + c * plane))[q] : (float4)(0.f);
+      const float4 v = ((const __global float4*)(row + c * plane))[q];
       f[c * BL_W + 4 * q] = v.x, f[c * BL_W + 4 * q + 1] = v.y;
       f[c * BL_W + 4 * q + 2] = v.z, f[c * BL_W + 4 * q + 3] = v.w;
     }
@@ -236,8 +235,8 @@ inline void bl_load(const __global float* row, int plane, int x0, int width, flo
 
 #define BL_ROWS(dy)                                                 \
   if ((dy) > 0) {                                                   \
-    bl_load(s + (y - (dy)) * src_pitch, src_plane, x0, width, a);   \
-    bl_load(s + (y + (dy)) * src_pitch, src_plane, x0, width, b);   \
+    bl_load(s + (y - (dy)) * src_pitch, src_plane, a);              \
+    bl_load(s + (y + (dy)) * src_pitch, src_plane, b);              \
     BL_PACK(a);                                                     \
     BL_PACK(b);                                                     \
   }
@@ -291,7 +290,7 @@ __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(
     const int y = get_group_id(1) * group_rows + r;
     if (y >= rows) return;
     float a[CH * BL_W], b[CH * BL_W], centre[CH * BL_N], sum[CH * BL_N], wsum[BL_N];
-    bl_load(s + y * src_pitch, src_plane, x0, width, a);
+    bl_load(s + y * src_pitch, src_plane, a);
     BL_ROW_BYTES
     for (int o = 0; o < BL_N; ++o) {
       wsum[o] = BL_SKIP(0, 0) ? 1.f : 0.f;

@@ -80,11 +80,17 @@ class Bilateral : public Filter {
     offsets_ = device.upload(offsets.data(), offsets.size() * sizeof(cl_int2), "bilateral taps");
     space_ = device.upload(space.data(), space.size() * sizeof(float), "bilateral weights");
   }
-  // The rows layout loads float4s reaching 3 columns past the window's, beyond the row's end for
-  // the outputs there that it computes and does not store: the border fills them, as it fills the
-  // window's (the plane's margin past them holds what it held before, and a colour table looked up
-  // with it reads outside the table).
-  Halo halo() const override { return {rows_outputs_ > 0 ? radius_ + 3 : radius_, radius_}; }
+  // The rows layout loads a row's BL_W floats from CLF_HALO4(radius) columns left of a work-item's
+  // first output, none tested: the last work-item's (its first output the row's last column) reach
+  // BL_W - CLF_HALO4(radius) - 1 columns past the row's end, for the outputs there that it
+  // computes and does not store. The border fills them, as it fills the window's (the plane's
+  // margin past them holds what it held before, and a colour table looked up with it reads
+  // outside the table).
+  Halo halo() const override {
+    if (rows_outputs_ == 0) return {radius_, radius_};
+    const int hx = CLF_HALO4(radius_), row_floats = 4 * ((hx + rows_outputs_ + radius_ + 3) / 4);
+    return {row_floats - hx - 1, radius_};
+  }
   Border border() const override { return border_; }
   void enqueue(Stage& stage) override {
     const Layout& layout =
