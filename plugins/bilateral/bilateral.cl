@@ -171,16 +171,19 @@ inline uint bl_sad(uint a, uint b) {
   for (int o = 0; o < BL_N; ++o) centre_bytes[o] = a_bytes[BL_HX + o];
 
 // The bytes of window columns k of f (CH runs of BL_W floats, whole values 0..255), two channels
-// at a time: v + 256 w is exact, and 2^23 + v + 256 w holds v and w in its two low bytes.
+// from one float: v + 256 w is exact, and 2^23 + v + 256 w holds v and w in its two low bytes and
+// 0x4B in its top one. The third (and fourth) channel's word goes 16 bits up: with 3 channels it
+// is added to the first two's, whose top byte stays 0x4B, the same in every word (nothing to a
+// distance); with 4 it takes the place of their top half.
 inline void bl_pack(const float* f, uint* bytes) {
 #pragma unroll
   for (int k = 0; k < BL_W; ++k) {
-    uint word = 0;
-#pragma unroll
-    for (int c = 0; c < CH; c += 2) {
-      const float v = f[c * BL_W + k];
-      const float pair = c + 1 < CH ? fma(f[(c + 1) * BL_W + k], 256.f, v) : v;
-      word |= (as_uint(pair + 0x1p23f) & 0xffffu) << (8 * c);
+    const float low = f[k] + 0x1p23f;
+    uint word = as_uint(CH > 1 ? fma(f[BL_W + k], 256.f, low) : low);
+    if (CH > 2) {
+      const float third = f[2 * BL_W + k] + 0x1p23f;
+      const uint high = as_uint(CH > 3 ? fma(f[3 * BL_W + k], 256.f, third) : third);
+      word = CH > 3 ? (word & 0xffffu) | (high << 16) : word + (high << 16);
     }
     bytes[k] = word;
   }
