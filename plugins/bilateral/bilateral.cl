@@ -142,8 +142,8 @@ inline uint bl_sad(uint a, uint b) {
 #endif
 
 #if defined(BL_N)
-// The rows layout (GPUs; -D BL_N, BL_R, BL_WG and the host's BL_TAPS): BL_N outputs of a row a
-// work-item, group_rows rows a group, one after the other. Window rows y - dy and y + dy are read
+// The rows layout (GPUs; -D BL_N, BL_R, BL_W, BL_WG and the host's BL_TAPS): BL_N outputs of a row
+// a work-item, group_rows rows a group, one after the other. Window rows y - dy and y + dy are read
 // once, as aligned float4s from CLF_HALO4(BL_R) columns left of the first output (the blocked
 // correlation's alignment), into registers that every output takes its taps from. The taps at
 // (+-dx, +-dy) share a space weight: their colour-weighted sums are added first and multiplied by
@@ -151,9 +151,9 @@ inline uint bl_sad(uint a, uint b) {
 // dx >= 0 of the disc, all literals, so the code is straight-line. With -D BL_LUT=n (u8 images:
 // integral values, colour distances below n) the colour weights come from a table in __local that
 // each group fills, one exp a distance, for its group_rows rows, keyed as below (one channel:
-// denormal floats; more: BL_SAD's integers); else from COLOR at every tap.
+// denormal floats; more: BL_SAD's integers); else from COLOR at every tap. BL_W: the floats of a
+// window row, per channel (the host's, which its halo holds).
 #define BL_HX CLF_HALO4(BL_R)
-#define BL_W (4 * ((BL_HX + BL_N + BL_R + 3) / 4))  // floats of a window row, per channel
 #if defined(BL_SAD)
 // u8 levels of 2 to 4 channels (-D BL_SAD): each window pixel's channels also as the bytes of one
 // word (the a_bytes and b_bytes beside rows a and b), so that a tap's colour distance is one

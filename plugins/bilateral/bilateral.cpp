@@ -32,6 +32,13 @@ constexpr int tiled_max_channels = 4;
 // rows, so that filling the table costs little beside the taps it serves.
 constexpr int rows_group = 64, lane_tables_group = 256, lane_tables_rows = 16, lanes = 32;
 
+// The floats of a window row, per channel, that the rows layout loads (bilateral.cl's BL_W): whole
+// float4s from CLF_HALO4(radius) columns left of a work-item's first output to its last output's
+// window.
+int rows_floats(int radius, int outputs) {
+  return 4 * ((CLF_HALO4(radius) + outputs + radius + 3) / 4);
+}
+
 // OpenCV's taps: the disc sqrt(dx^2 + dy^2) <= radius.
 bool in_disc(int dx, int dy, int radius) {
   return std::sqrt(double(dx) * dx + double(dy) * dy) <= radius;
@@ -80,16 +87,15 @@ class Bilateral : public Filter {
     offsets_ = device.upload(offsets.data(), offsets.size() * sizeof(cl_int2), "bilateral taps");
     space_ = device.upload(space.data(), space.size() * sizeof(float), "bilateral weights");
   }
-  // The rows layout loads a row's BL_W floats from CLF_HALO4(radius) columns left of a work-item's
-  // first output, none tested: the last work-item's (its first output the row's last column) reach
-  // BL_W - CLF_HALO4(radius) - 1 columns past the row's end, for the outputs there that it
-  // computes and does not store. The border fills them, as it fills the window's (the plane's
-  // margin past them holds what it held before, and a colour table looked up with it reads
-  // outside the table).
+  // The rows layout loads a row's rows_floats from CLF_HALO4(radius) columns left of a
+  // work-item's first output, none tested: the last work-item's (its first output the row's last
+  // column) reach rows_floats - CLF_HALO4(radius) - 1 columns past the row's end, for the outputs
+  // there that it computes and does not store. The border fills them, as it fills the window's
+  // (the plane's margin past them holds what it held before, and a colour table looked up with it
+  // reads outside the table).
   Halo halo() const override {
     if (rows_outputs_ == 0) return {radius_, radius_};
-    const int hx = CLF_HALO4(radius_), row_floats = 4 * ((hx + rows_outputs_ + radius_ + 3) / 4);
-    return {row_floats - hx - 1, radius_};
+    return {rows_floats(radius_, rows_outputs_) - CLF_HALO4(radius_) - 1, radius_};
   }
   Border border() const override { return border_; }
   void enqueue(Stage& stage) override {
@@ -212,6 +218,7 @@ class Bilateral : public Filter {
         }
       }
       options += " -D BL_R=" + std::to_string(radius_) + " -D BL_N=" + std::to_string(outputs) +
+                 " -D BL_W=" + std::to_string(rows_floats(radius_, outputs)) +
                  " -D BL_WG=" + std::to_string(layout.group);
       if (layout.local_table)
         options += " -D BL_LUT=" + std::to_string(entries) +
