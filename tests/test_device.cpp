@@ -64,18 +64,27 @@ TEST_CASE("programs are cached in memory and on disk", "[layout]") {
   device->build("probe.cl", source, "-D PROBE=1");
   CHECK(device->programs_built() == built);  // memory hit
   REQUIRE_FALSE(device->cache_dir().empty());
-  // A program goes to disk from its second build on: a second Device object (an empty memory
-  // cache) builds it again and writes it, and a third reads it from disk.
+  // A program goes to disk from its second build on: each Device object (an empty memory cache)
+  // builds it from source until a second has, and written it; later ones read it from disk. PoCL's
+  // programs do so only without its own kernel cache (pocl_kernel_cache false, as
+  // POCL_KERNEL_CACHE=0 gives); with it (the default) they are built from source every time (its
+  // cache answers) and no binary is written.
   const std::string selector = std::to_string(device->info().platform_index) + ":" +
                                std::to_string(device->info().device_index);
-  auto second = clf::Device::open(selector, {device->cache_dir()});
-  second->build("probe.cl", source, "-D PROBE=1");
-  CHECK(second->programs_built() == 1);
-  auto fresh = clf::Device::open(selector, {device->cache_dir()});
-  fresh->build("probe.cl", source, "-D PROBE=1");
-  CHECK(fresh->programs_built() == 0);
-  fresh->build("probe.cl", source, "-D PROBE=2");  // other options: another entry
-  CHECK(fresh->programs_built() == 1);
+  const bool pocl = device->info().platform_name == "Portable Computing Language";
+  auto built_by_another = [&](const std::string& options, bool pocl_kernel_cache) {
+    auto another = clf::Device::open(selector, {device->cache_dir(), 0, "", pocl_kernel_cache});
+    another->build("probe.cl", source, options);
+    return another->programs_built();
+  };
+  for (const bool pocl_kernel_cache : {false, true}) {
+    const std::string options = pocl_kernel_cache ? "-D PROBE=2" : "-D PROBE=3";
+    const bool on_disk = !(pocl && pocl_kernel_cache);
+    CHECK(built_by_another(options, pocl_kernel_cache) == 1);
+    CHECK(built_by_another(options, pocl_kernel_cache) == 1);
+    CHECK(built_by_another(options, pocl_kernel_cache) == (on_disk ? 0u : 1u));
+    CHECK(built_by_another(options + " -D PROBE_OTHER", pocl_kernel_cache) == 1);  // other options
+  }
   // Without a cache directory (the library's default: it reads no environment), memory only.
   auto memory_only = clf::Device::open(selector);
   CHECK(memory_only->cache_dir().empty());
@@ -84,10 +93,22 @@ TEST_CASE("programs are cached in memory and on disk", "[layout]") {
   // A cache directory nothing can be written to, root included (/proc/self): neither the marker
   // nor the binary lands, each Device builds from source, and no build fails for it.
   for (int twice = 0; twice < 2; ++twice) {
-    auto unwritable = clf::Device::open(selector, {"/proc/self"});
-    CHECK_NOTHROW(unwritable->build("probe.cl", source, "-D PROBE=3"));
+    auto unwritable = clf::Device::open(selector, {"/proc/self", 0, "", false});
+    CHECK_NOTHROW(unwritable->build("probe.cl", source, "-D PROBE=5"));
     CHECK(unwritable->programs_built() == 1);
   }
+}
+
+TEST_CASE("POCL_KERNEL_CACHE=0 puts PoCL's programs on disk as every other driver's") {
+  const char* before = std::getenv("POCL_KERNEL_CACHE");
+  const std::string saved = before ? before : "";
+  ::setenv("POCL_KERNEL_CACHE", "0", 1);
+  CHECK_FALSE(clf::read_environment().device_options().pocl_kernel_cache);
+  ::setenv("POCL_KERNEL_CACHE", "1", 1);
+  CHECK(clf::read_environment().device_options().pocl_kernel_cache);
+  ::unsetenv("POCL_KERNEL_CACHE");
+  CHECK(clf::read_environment().device_options().pocl_kernel_cache);
+  if (before) ::setenv("POCL_KERNEL_CACHE", saved.c_str(), 1);
 }
 
 TEST_CASE("allocations are counted while they live") {
@@ -241,7 +262,8 @@ TEST_CASE("a device says where its tuning came from, and plugins read it by name
 }
 
 TEST_CASE("a tuning run keeps each family's fastest layout, and later devices open with it") {
-  const auto dir = std::filesystem::temp_directory_path() / ("clf_tune_" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("clf_tune_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   clf::DeviceOptions options;
   options.cache_dir = dir.string();
@@ -263,9 +285,10 @@ TEST_CASE("a tuning run keeps each family's fastest layout, and later devices op
     CHECK(results[f].candidates == int(families[f].candidates.size()));
     CHECK(results[f].chosen_ms > 0);
     CHECK(results[f].chosen_ms <= results[f].database_ms);
-    CHECK_THAT(results[f].summary(),
-               Catch::StartsWith(results[f].family + ": ") &&
-                   Contains(results[f].chosen.empty() ? "the database's layout" : results[f].chosen));
+    CHECK_THAT(
+        results[f].summary(),
+        Catch::StartsWith(results[f].family + ": ") &&
+            Contains(results[f].chosen.empty() ? "the database's layout" : results[f].chosen));
     const auto& c = families[f].candidates;
     CHECK((results[f].chosen.empty() || std::count(c.begin(), c.end(), results[f].chosen) == 1));
     measured += c.size() + 1;

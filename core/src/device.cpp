@@ -209,8 +209,8 @@ std::shared_ptr<Device> Device::make(const DeviceInfo& info, const cl::Device& d
     fs::create_directories(options.cache_dir, ec);
     if (!ec) cache_dir = options.cache_dir;  // a cache that cannot be made is not an error
   }
-  impl->programs =
-      std::make_unique<detail::ProgramCache>(info, context, device, std::move(cache_dir));
+  impl->programs = std::make_unique<detail::ProgramCache>(
+      info, context, device, std::move(cache_dir), options.pocl_kernel_cache);
   impl->recycled = std::make_unique<detail::BufferPool>(
       size_t(Device::recycled_buffers), info.global_mem_bytes / Device::recycled_share);
   impl->tuning_source = detail::initial_tuning(impl->tuning, impl->info, impl->programs->dir());

@@ -32,6 +32,7 @@ Environment read_environment() {
   }
   env.alloc_limit = std::strtoull(variable("CLF_INJECT_ALLOC_LIMIT").c_str(), nullptr, 10);
   env.build_options = variable("CLF_BUILD_OPTIONS");
+  env.pocl_kernel_cache = variable("POCL_KERNEL_CACHE") != "0";
   return env;
 }
 

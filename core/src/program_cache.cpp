@@ -27,11 +27,13 @@ std::string hex(uint64_t value) {
 }  // namespace
 
 ProgramCache::ProgramCache(const DeviceInfo& info, cl::Context context, cl::Device device,
-                           std::string cache_dir)
+                           std::string cache_dir, bool pocl_kernel_cache)
     : info_(info),
       context_(std::move(context)),
       device_(std::move(device)),
-      dir_(std::move(cache_dir)) {}
+      dir_(std::move(cache_dir)),
+      binaries_(!dir_.empty() &&
+                !(pocl_kernel_cache && info.platform_name == "Portable Computing Language")) {}
 
 size_t ProgramCache::built() const {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -72,7 +74,7 @@ cl::Program ProgramCache::compile(const std::string& name, const std::string& so
 }
 
 cl::Program ProgramCache::from_disk(const std::string& key, const std::string& options) const {
-  if (dir_.empty()) return {};
+  if (!binaries_) return {};
   std::ifstream in(fs::path(dir_) / (key + ".bin"), std::ios::binary);
   if (!in) return {};
   std::vector<unsigned char> binary((std::istreambuf_iterator<char>(in)), {});
@@ -92,7 +94,7 @@ cl::Program ProgramCache::from_disk(const std::string& key, const std::string& o
 // the program for any group size, where a run compiles only those it launches, for their sizes.
 // A one-off program (a test's, a tuning candidate's) costs a build only.
 bool ProgramCache::seen_before(const std::string& key) const {
-  if (dir_.empty()) return false;
+  if (!binaries_) return false;
   const fs::path marker = fs::path(dir_) / (key + ".seen");
   std::error_code ec;
   if (fs::exists(marker, ec)) return true;
@@ -102,7 +104,7 @@ bool ProgramCache::seen_before(const std::string& key) const {
 
 // Written to a temporary file and renamed, so that a process stopped midway leaves no torn file.
 void ProgramCache::to_disk(const std::string& key, const cl::Program& program) const {
-  if (dir_.empty()) return;
+  if (!binaries_) return;
   auto binaries = program.getInfo<CL_PROGRAM_BINARIES>();
   if (binaries.empty() || binaries[0].empty()) return;
   const fs::path path = fs::path(dir_) / (key + ".bin");

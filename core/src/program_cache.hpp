@@ -1,7 +1,8 @@
 // The programs one device has built: in memory for the process, and with a cache directory on disk
 // as the driver's binaries from a program's second build from source on (seen_before), keyed by a
 // hash of the device, its driver, the options and the full source, so that a change to any of them
-// builds again.
+// builds again. Not on disk for PoCL while its own kernel cache is on (pocl_kernel_cache, from
+// DeviceOptions); the directory still holds the tuning.
 #pragma once
 #include <map>
 #include <mutex>
@@ -16,7 +17,7 @@ class ProgramCache {
  public:
   // cache_dir: "" keeps programs in memory only; it must exist otherwise.
   ProgramCache(const DeviceInfo& info, cl::Context context, cl::Device device,
-               std::string cache_dir);
+               std::string cache_dir, bool pocl_kernel_cache = true);
   // The program for `source` built with `options`: from memory, the disk cache, or compiled.
   // Throws Error(build) naming `name`, with the build log.
   cl::Program get(const std::string& name, const std::string& source, const std::string& options);
@@ -33,6 +34,7 @@ class ProgramCache {
   const cl::Context context_;
   const cl::Device device_;
   const std::string dir_;
+  const bool binaries_;  // programs on disk in dir_ (not PoCL's with its kernel cache)
   mutable std::mutex mutex_;
   std::map<std::string, cl::Program> programs_;
   size_t built_ = 0;

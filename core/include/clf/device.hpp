@@ -142,6 +142,11 @@ struct DeviceOptions {
   // Appended to every program's OpenCL build options (kernel experiments: -D switches, or
   // -cl-nv-verbose); part of the program cache's key like the rest of the options.
   std::string build_options;
+  // PoCL keeps the kernels it compiles in a cache of its own (POCL_KERNEL_CACHE unset or not 0),
+  // keyed by source, options and group size, where a build from source costs tens of milliseconds.
+  // Then its programs are not written to cache_dir: handing out a binary costs PoCL a second
+  // compile of every kernel in the program, seconds where the run compiled one.
+  bool pocl_kernel_cache = true;
 };
 
 class Device;

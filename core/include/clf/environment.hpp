@@ -17,10 +17,13 @@ struct Environment {
       plugin_path;  // CLF_PLUGIN_PATH, a colon list: searched before the default
   // $XDG_CACHE_HOME/clfilter, else $HOME/.cache/clfilter; "" when CLF_NO_DISK_CACHE is set (not 0).
   std::string cache_dir;
-  uint64_t alloc_limit = 0;   // CLF_INJECT_ALLOC_LIMIT: fault injection for tests (bytes)
-  std::string build_options;  // CLF_BUILD_OPTIONS: added to every program's build options
+  uint64_t alloc_limit = 0;       // CLF_INJECT_ALLOC_LIMIT: fault injection for tests (bytes)
+  std::string build_options;      // CLF_BUILD_OPTIONS: added to every program's build options
+  bool pocl_kernel_cache = true;  // POCL_KERNEL_CACHE unset or not 0 (PoCL's own)
 
-  DeviceOptions device_options() const { return {cache_dir, alloc_limit, build_options}; }
+  DeviceOptions device_options() const {
+    return {cache_dir, alloc_limit, build_options, pocl_kernel_cache};
+  }
 };
 
 Environment read_environment();
