@@ -230,6 +230,31 @@ TEST_CASE("the 3x3 median from sorted columns gives the network's bits", "[layou
     }
 }
 
+TEST_CASE("rank.u8_network_max_ksize sends u8 windows past it to the histogram, the same bits") {
+  // 9x9 past a knob of 7 (CPUs' database): u8 counts in the histogram, u16 and f32 keep the
+  // network; with 9, the network for every type. Each gives the network's bits.
+  for (const clf::PixelType type : {clf::PixelType::u8, clf::PixelType::u16, clf::PixelType::f32})
+    for (const char* spec : {"median:ksize=9", "rank:ksize=9,percentile=30"}) {
+      const clf::Image in = test::random_image(45, 23, 3, type, 19);
+      const std::string forced = std::string(spec) + ",method=network";
+      const clf::Image want = one_output_a_work_item(forced, in);
+      for (const char* most : {"7", "9"}) {
+        INFO(spec << " " << clf::pixel_type_name(type) << ", rank.u8_network_max_ksize " << most);
+        KnobScope scope({{"rank.u8_network_max_ksize", most}});
+        clf::Pipeline p(test::device());
+        p.add(test::registry(), spec);
+        CHECK((p.filter(0).describe().find("histogram on u8 images") != std::string::npos) ==
+              (most[0] == '7'));
+        clf::Image out(in.width(), in.height(), in.channels(), type);
+        p.run(in, out);
+        CHECK(test::identical(out, want));
+        const bool histogram = type == clf::PixelType::u8 && most[0] == '7';
+        CHECK(p.filter(0).describe().find(histogram ? ", histogram" : ", network") !=
+              std::string::npos);
+      }
+    }
+}
+
 TEST_CASE("a tile's selection network gives each window's Q-th value, at fewer operations") {
   // On the host, windows of a few levels (many ties), every tile to 4 x 4 and ranks at the ends
   // and in the middle, against a sort of each window.
