@@ -126,9 +126,9 @@ __kernel void morph_pass_vector(MORPH_ARGS) {
 // span, in place of 2 RX + 1 loads and as many comparisons a vector of outputs. The span's NaNs
 // (border=ignore, or NaN inputs) become MORPH_START as they load, so that none wins wherever it
 // stands in a comparison; the left operand keeps ties, as the loop's first input does.
+// SPAN_V, SPARE_V (the host's, which sizes the work-item by them): the span's vectors, and those
+// past it that shifts may read.
 #define SPAN (VW + 2 * RX)
-#define SPAN_V ((SPAN + VW - 1) / VW)
-#define SPARE_V ((2 * RX + 1) / VW + 2)  // vectors past the span that shifts may read
 #define MORPH_IOTA4 (uint4)(0, 1, 2, 3)
 #define MORPH_IOTA8 (uint8)(0, 1, 2, 3, 4, 5, 6, 7)
 #define MORPH_IOTA16 (uint16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)

@@ -151,13 +151,22 @@ int pass_vector(const Device& device) {
   return width >= 4 ? int(width) : 1;
 }
 
+// With doubling windows, the vectors of morph_rect_vector's row: its span of vw + 2 rx inputs
+// (morphology.cl's SPAN_V), and the vectors past it that its shifts may read (SPARE_V).
+struct RowVectors {
+  int span = 0, spare = 0;
+};
+RowVectors row_vectors(const Pass& p) {
+  if (!p.doubling) return {};
+  const int vw = p.vector, k = 2 * p.rx() + 1;
+  return {(vw + k - 1 + vw - 1) / vw, k / vw + 2};
+}
+
 // The bytes a work-item of morph_rect_vector keeps: its rows' extrema (then suffixes), 2 ry + 1
-// vectors, and with doubling windows a row's span and the vectors its shifts read past it
-// (morphology.cl's SPAN_V + SPARE_V).
+// vectors, and with doubling windows its row's vectors.
 size_t rect_vector_held(const Pass& p) {
-  const size_t vw = size_t(p.vector), k = size_t(2 * p.rx() + 1);
-  const size_t row_vectors = p.doubling ? (vw + k - 1 + vw - 1) / vw + k / vw + 2 : 0;
-  return (size_t(2 * p.ry() + 1) + row_vectors) * vw * sizeof(float);
+  const RowVectors row = row_vectors(p);
+  return size_t(2 * p.ry() + 1 + row.span + row.spare) * size_t(p.vector) * sizeof(float);
 }
 
 class Morphology : public Filter {
@@ -229,7 +238,10 @@ class Morphology : public Filter {
           " -D RY=" + std::to_string(p.ry()) +
           (p.vector > 1 ? " -D VW=" + std::to_string(p.vector) : "") +
           (p.rect ? " -D RECT_RUN=" + std::to_string(rect_run) : "") +
-          (p.doubling ? " -D ROW_DOUBLING" : "") + (p.walk ? walk_options(device, p) : "");
+          (p.doubling ? " -D ROW_DOUBLING -D SPAN_V=" + std::to_string(row_vectors(p).span) +
+                            " -D SPARE_V=" + std::to_string(row_vectors(p).spare)
+                      : "") +
+          (p.walk ? walk_options(device, p) : "");
       const std::string source =
           (p.rows.size() <= literal_max_rows ? "#define MORPH_ROWS " + rows_text(p.rows) + "\n"
                                              : std::string()) +
