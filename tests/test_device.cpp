@@ -262,8 +262,7 @@ TEST_CASE("a device says where its tuning came from, and plugins read it by name
 }
 
 TEST_CASE("a tuning run keeps each family's fastest layout, and later devices open with it") {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("clf_tune_" + std::to_string(getpid()));
+  const auto dir = std::filesystem::temp_directory_path() / ("clf_tune_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   clf::DeviceOptions options;
   options.cache_dir = dir.string();
@@ -285,10 +284,9 @@ TEST_CASE("a tuning run keeps each family's fastest layout, and later devices op
     CHECK(results[f].candidates == int(families[f].candidates.size()));
     CHECK(results[f].chosen_ms > 0);
     CHECK(results[f].chosen_ms <= results[f].database_ms);
-    CHECK_THAT(
-        results[f].summary(),
-        Catch::StartsWith(results[f].family + ": ") &&
-            Contains(results[f].chosen.empty() ? "the database's layout" : results[f].chosen));
+    CHECK_THAT(results[f].summary(),
+               Catch::StartsWith(results[f].family + ": ") &&
+                   Contains(results[f].chosen.empty() ? "the database's layout" : results[f].chosen));
     const auto& c = families[f].candidates;
     CHECK((results[f].chosen.empty() || std::count(c.begin(), c.end(), results[f].chosen) == 1));
     measured += c.size() + 1;
