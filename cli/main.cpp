@@ -376,6 +376,11 @@ int run(int argc, char** argv) {
               << ")\n";
     return 0;
   }
+  const std::string pocl_cache = clf::use_writable_pocl_cache(o.env);
+  if (o.verbose && !pocl_cache.empty())
+    std::cerr << "clfilter: PoCL's kernel cache in " << pocl_cache << " ("
+              << (o.env.pocl_cache_dir.empty() ? "no HOME" : o.env.pocl_cache_dir + " not writable")
+              << "; POCL_CACHE_DIR chooses one)\n";
   if (o.list_devices) {
     for (const auto& d : clf::list_devices())
       std::cout << d.label() << "\n    driver " << d.driver_version << ", "

@@ -346,6 +346,48 @@ TEST_CASE("errors name the real cause once: corrupt PNG, unreadable input, --out
   CHECK(no_leftovers());
 }
 
+TEST_CASE("without a writable home, PoCL's kernel cache goes to a private temporary directory") {
+  // PoCL offers no device when it cannot make its cache; clfilter then points it at
+  // TMPDIR/clfilter-pocl-UID (0700), and refuses one that others may write. Run as another user
+  // when root (root writes anywhere), with HOME gone and XDG_CACHE_HOME read-only.
+  write_test_image(scratch() / "home_in.png", test::random_image(40, 30, 3, clf::PixelType::u8, 3));
+  fs::permissions(scratch(), fs::perms::all);
+  fs::permissions(scratch() / "home_in.png", fs::perms::all);
+  const fs::path cache = scratch() / "ro_cache", tmp = scratch() / "tmp";
+  fs::remove_all(tmp);
+  fs::create_directories(cache);
+  fs::create_directories(tmp);
+  fs::permissions(cache, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::others_read |
+                             fs::perms::others_exec);
+  fs::permissions(tmp, fs::perms::all);
+  const bool root = ::geteuid() == 0;
+  const unsigned uid = root ? 65534u : ::getuid();
+  const std::string env = (root ? test::as_other_user() : std::string("env HOME=/nonexistent")) +
+                          " XDG_CACHE_HOME=" + cache.string() + " TMPDIR=" + tmp.string();
+  const fs::path own = tmp / ("clfilter-pocl-" + std::to_string(uid));
+  Result r = clfilter("home_in.png home_out.png -f gaussian -v", env);
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.err, Contains("clfilter: PoCL's kernel cache in " + own.string()) &&
+                        Contains((cache / "pocl" / "kcache").string() + " not writable"));
+  CHECK(fs::exists(scratch() / "home_out.png"));
+  struct stat st {};
+  REQUIRE(::stat(own.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  CHECK(st.st_uid == uid);
+  // A directory of that name that others may write is not taken.
+  fs::remove_all(own);
+  fs::create_directories(own);
+  fs::permissions(own, fs::perms::all);
+  if (root) REQUIRE(::chown(own.c_str(), uid, uid) == 0);
+  r = clfilter("home_in.png home_out2.png -f gaussian -v", env);
+  CHECK_THAT(r.err, !Contains("clfilter: PoCL's kernel cache in"));
+  REQUIRE(::stat(own.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0777);
+  fs::permissions(cache, fs::perms::owner_all);
+  fs::remove_all(tmp);
+}
+
 TEST_CASE("a failed write leaves an existing output and the input untouched") {
   write_test_image(scratch() / "keep_in.png", test::random_image(8, 8, 1, clf::PixelType::u8, 1));
   const std::string before_in = slurp(scratch() / "keep_in.png");

@@ -155,3 +155,24 @@ def test_calls_from_threads_at_once_equal_the_calls_alone():
     with futures.ThreadPoolExecutor(4) as pool:
         for call in (host_call, device_call):
             assert list(pool.map(call, inputs * 3)) == alone * 3
+
+
+def test_without_a_writable_cache_home_pocl_gets_a_private_temporary_one(tmp_path):
+    """PoCL offers no device when it cannot make its kernel cache; the module points it at
+    TMPDIR/clfilter-pocl-UID on import. XDG_CACHE_HOME is a file here: no one can make it a
+    directory, root included."""
+    import subprocess
+    import sys
+    blocked = tmp_path / "not_a_directory"
+    blocked.write_text("a file")
+    env = {k: v for k, v in os.environ.items() if k not in ("HOME", "POCL_CACHE_DIR")}
+    env.update(XDG_CACHE_HOME=str(blocked), TMPDIR=str(tmp_path), CLF_DEVICE="cpu")
+    script = ("import clfilter, numpy as np\n"
+              "print(clfilter.filter(np.arange(64, dtype=np.float32).reshape(8, 8), 'box').shape)\n")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    own = tmp_path / ("clfilter-pocl-%d" % os.getuid())
+    assert done.stdout.split() == ["(8,", "8)"]
+    assert own.is_dir() and (own.stat().st_mode & 0o777) == 0o700
+    assert any(own.iterdir())  # PoCL's cache, there

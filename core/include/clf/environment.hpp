@@ -20,6 +20,9 @@ struct Environment {
   uint64_t alloc_limit = 0;       // CLF_INJECT_ALLOC_LIMIT: fault injection for tests (bytes)
   std::string build_options;      // CLF_BUILD_OPTIONS: added to every program's build options
   bool pocl_kernel_cache = true;  // POCL_KERNEL_CACHE unset or not 0 (PoCL's own)
+  // PoCL's kernel cache by PoCL's rule: POCL_CACHE_DIR, else $XDG_CACHE_HOME/pocl/kcache, else
+  // $HOME/.cache/pocl/kcache ("" when none is set); and the temporary directory, TMPDIR or /tmp.
+  std::string pocl_cache_dir, temp_dir;
 
   DeviceOptions device_options() const {
     return {cache_dir, alloc_limit, build_options, pocl_kernel_cache};
@@ -27,5 +30,12 @@ struct Environment {
 };
 
 Environment read_environment();
+
+// PoCL offers no device at all where it cannot make its kernel cache (no home directory, a
+// read-only one, a service account's). A program calls this before its first OpenCL call: where
+// env.pocl_cache_dir can neither be written nor made, it points POCL_CACHE_DIR (setenv) at a
+// directory of this user's own, temp_dir/clfilter-pocl-UID (made with mode 0700; not taken when
+// another user owns it or others may write it), and returns it; else (PoCL's own will do) "".
+std::string use_writable_pocl_cache(const Environment& env);
 
 }  // namespace clf
