@@ -128,7 +128,7 @@ const clf::options::Table<Options> table{{
      [](O& o, S, S v) { o.output.compression = v; }},
     {"--io", "auto|oiio", output,
      "auto (default): JPEG to JPEG through libjpeg-turbo alone,\n"
-     "0.4 s sooner (no OpenImageIO to load), same pixels,\n"
+     "0.2 s sooner (no OpenImageIO to load), same pixels,\n"
      "metadata segments copied byte for byte; every other\n"
      "file through OpenImageIO. oiio: every file through it",
      Complete::choices, "auto oiio", [](O& o, S n, S v) { o.io = chosen(n, v, "auto oiio"); }},

@@ -270,8 +270,7 @@ TEST_CASE("a tuning run keeps each family's fastest layout, and later devices op
   auto device = clf::Device::open(selector, options);
   const std::string database = clf::tuning_text(device->tuning());
   clf::TuneOptions small;
-  small.width = 96;
-  small.height = 80;
+  small.sizes = {{96, 80}, {64, 48}};  // each candidate's time summed over both
   std::vector<std::string> lines;
   small.progress = [&](const std::string& line) { lines.push_back(line); };
   const std::vector<clf::TuneResult> results = clf::tune(device, test::registry(), small);
@@ -296,6 +295,11 @@ TEST_CASE("a tuning run keeps each family's fastest layout, and later devices op
   const std::string path = clf::tuned_file(*device);
   CHECK(path.rfind(dir.string(), 0) == 0);
   REQUIRE(std::filesystem::exists(path));
+  {
+    std::ifstream file(path);
+    const std::string text((std::istreambuf_iterator<char>(file)), {});
+    CHECK_THAT(text, Contains("per run of the family's workloads at 96x80 64x48."));
+  }
   // The device now runs the winners; a device opened later starts from them.
   clf::Tuning expect;
   clf::apply_tuning_text(expect, database);

@@ -108,63 +108,77 @@ bool close_to(const Image& a, const Image& b) {
   return true;
 }
 
+// The images a tuning run measures on, one or more sizes.
 class Measure {
  public:
-  Measure(const std::shared_ptr<Device>& device, const Registry& registry, int width, int height)
-      : device_(device),
-        registry_(registry),
-        in_(device, width, height, 1, PixelType::f32),
-        out_(device, width, height, 1, PixelType::f32) {
-    in_.write(test_image(width, height));
+  Measure(const std::shared_ptr<Device>& device, const Registry& registry,
+          const std::vector<std::pair<int, int>>& sizes)
+      : device_(device), registry_(registry) {
+    for (const auto& [width, height] : sizes) {
+      images_.push_back({DeviceImage(device, width, height, 1, PixelType::f32),
+                         DeviceImage(device, width, height, 1, PixelType::f32)});
+      images_.back().first.write(test_image(width, height));
+    }
   }
-  // The workload's time per run with the device's current tuning; its output in `result`.
-  double time(const std::string& spec, Image& result) {
+  size_t sizes() const { return images_.size(); }
+  // The workload's time per run on the images of size `size` with the device's current tuning;
+  // its output in `result`.
+  double time(const std::string& spec, size_t size, Image& result) {
+    DeviceImage& in = images_[size].first;
+    DeviceImage& out = images_[size].second;
     Pipeline pipeline(device_);
     pipeline.add(registry_, spec);
     auto runs_for = [&](int runs) {
       const auto start = Clock::now();
-      for (int r = 0; r < runs; ++r) pipeline.run(in_, out_);
-      out_.wait();
+      for (int r = 0; r < runs; ++r) pipeline.run(in, out);
+      out.wait();
       return std::chrono::duration<double, std::milli>(Clock::now() - start).count() / runs;
     };
     const double first = runs_for(1);  // builds the programs
     const int runs = std::clamp(int(20 / std::max(runs_for(1), 1e-3)), 1, 50);
     double best = first;
     for (int rep = 0; rep < 3; ++rep) best = std::min(best, runs_for(runs));
-    result = out_.read();
+    result = out.read();
     return best;
   }
 
  private:
   std::shared_ptr<Device> device_;
   const Registry& registry_;
-  DeviceImage in_, out_;
+  std::vector<std::pair<DeviceImage, DeviceImage>> images_;  // in, out
 };
 
 // One family's candidates, each over `base`, against the first: the database's layout.
 class FamilyRun {
  public:
   FamilyRun(const TuneFamily& family, Device& device, const Tuning& base, Measure& measure)
-      : family_(family), device_(device), base_(base), measure_(measure) {}
-  // The workloads' time per run with `text` over the base; negative where the device refuses
-  // the layout or its output differs from the database layout's (which the first call keeps).
-  double time(const std::string& text) {
+      : family_(family),
+        device_(device),
+        base_(base),
+        measure_(measure),
+        expected_(family.workloads.size() * measure.sizes()) {}
+  // The workloads' time per run with `text` over the base, summed over the first `sizes` measured
+  // sizes; negative where the device refuses the layout or its output differs from the database
+  // layout's (text "", which is measured first at each size and kept).
+  double time(const std::string& text, size_t sizes) {
     Tuning tuning = base_;
     apply_tuning_text(tuning, text);
     device_.set_tuning(tuning);
-    const bool first = expected_.empty();
-    if (first) expected_.resize(family_.workloads.size());
     double ms = 0;
-    try {
-      for (size_t w = 0; w < family_.workloads.size(); ++w) {
-        Image output;
-        ms += measure_.time(family_.workloads[w], first ? expected_[w] : output);
-        if (!first && !close_to(output, expected_[w])) return -1;
+    for (size_t w = 0; w < family_.workloads.size(); ++w)
+      for (size_t size = 0; size < sizes; ++size) {
+        Image& expected = expected_[w * measure_.sizes() + size];
+        const bool first = expected.width() == 0;
+        if (first && !text.empty()) throw Error(ErrorKind::usage, "tuning: a candidate first");
+        try {
+          Image output;
+          ms += measure_.time(family_.workloads[w], size, first ? expected : output);
+          if (!first && !close_to(output, expected)) return -1;
+        } catch (const Error&) {
+          if (first) throw;  // the database's own layout must run
+          return -1;
+        }
       }
-    } catch (const Error&) {
-      if (first) throw;  // the database's own layout must run
-      return -1;
-    }
     return ms;
   }
 
@@ -173,7 +187,7 @@ class FamilyRun {
   Device& device_;
   const Tuning& base_;
   Measure& measure_;
-  std::vector<Image> expected_;
+  std::vector<Image> expected_;  // the database layout's output, by workload and size
 };
 
 std::string time_text(double ms) {
@@ -183,8 +197,9 @@ std::string time_text(double ms) {
   return text;
 }
 
-// The family's fastest candidate over `base`: measured once each, then the fastest again beside
-// the database's layout, twice, so that a load that came and went cannot pick it.
+// The family's fastest candidate over `base`: each measured once on the first size, then the
+// fastest again beside the database's on every size, twice, so that neither a load that came and
+// went nor a layout that only wins on one size can pick it.
 TuneResult tune_family(const TuneFamily& family, Device& device, const Tuning& base,
                        Measure& measure, const TuneOptions& options) {
   TuneResult result;
@@ -193,9 +208,8 @@ TuneResult tune_family(const TuneFamily& family, Device& device, const Tuning& b
   auto say = [&](const std::string& line) {
     if (options.progress) options.progress(family.name + " " + line);
   };
-  result.database_ms = result.chosen_ms = run.time("");
   say("0/" + std::to_string(family.candidates.size()) +
-      " (the database's): " + time_text(result.database_ms));
+      " (the database's): " + time_text(run.time("", 1)));
   double best = std::numeric_limits<double>::infinity();
   for (size_t c = 0; c < family.candidates.size(); ++c) {
     ++result.candidates;
@@ -208,18 +222,20 @@ TuneResult tune_family(const TuneFamily& family, Device& device, const Tuning& b
       say(label + "the database's layout");
       continue;
     }
-    const double ms = run.time(family.candidates[c]);
+    const double ms = run.time(family.candidates[c], 1);
     if (ms < 0) ++result.failed;
     say(label + time_text(ms));
     if (ms >= 0 && ms < best) best = ms, result.chosen = family.candidates[c];
   }
+  const size_t sizes = measure.sizes();
+  result.database_ms = best = std::numeric_limits<double>::infinity();
   for (int round = 0; round < 2; ++round) {
-    result.database_ms = std::min(result.database_ms, run.time(""));
-    const double again = run.time(result.chosen);
+    result.database_ms = std::min(result.database_ms, run.time("", sizes));
+    const double again = run.time(result.chosen, sizes);
     best = again < 0 ? again : std::min(best, again);
   }
-  say("the fastest again beside the database's: " + time_text(best) + " against " +
-      time_text(result.database_ms));
+  say("the fastest again beside the database's" + std::string(sizes > 1 ? ", every size: " : ": ") +
+      time_text(best) + " against " + time_text(result.database_ms));
   // It replaces the database's layout only where it wins beyond the timing noise.
   if (best < 0 || best >= min_gain * result.database_ms) {
     result.chosen.clear();
@@ -230,13 +246,13 @@ TuneResult tune_family(const TuneFamily& family, Device& device, const Tuning& b
   return result;
 }
 
-std::string tuned_text(const DeviceInfo& info, const std::vector<TuneResult>& results, int width,
-                       int height) {
+std::string tuned_text(const DeviceInfo& info, const std::vector<TuneResult>& results,
+                       const std::vector<std::pair<int, int>>& sizes) {
   std::ostringstream text;
   text << "# Written by clfilter --tune: the fastest layout of each kernel family measured on\n"
-       << "# this device, " << width << "x" << height
-       << " f32, per run of the family's workloads.\n"
-       << "# Delete the file to go back to the tuning database alone.\n";
+       << "# this device, f32, per run of the family's workloads at";
+  for (const auto& [width, height] : sizes) text << " " << width << "x" << height;
+  text << ".\n# Delete the file to go back to the tuning database alone.\n";
   for (const TuneResult& r : results) text << "# " << r.summary() << "\n";
   text << "[device " << info.name << "]\n";
   for (const TuneResult& r : results)
@@ -332,8 +348,12 @@ std::vector<TuneResult> tune(const std::shared_ptr<Device>& device, const Regist
     throw Error(ErrorKind::usage,
                 "tuning needs a cache directory to keep its results in (CLF_NO_DISK_CACHE is set)");
   const DeviceInfo& info = device->info();
-  const int width = options.width ? options.width : info.is_gpu ? 4096 : 1024;
-  const int height = options.height ? options.height : width;
+  // GPUs: 4096^2 and 8192^2, so that a layout wins from 4K-size to large images: the rect walk's
+  // reach fastest at 4096^2 alone is not at 8192^2.
+  const std::vector<std::pair<int, int>> sizes =
+      !options.sizes.empty() ? options.sizes
+      : info.is_gpu          ? std::vector<std::pair<int, int>>{{4096, 4096}, {8192, 8192}}
+                             : std::vector<std::pair<int, int>>{{1024, 1024}};
   // From the database alone, whatever an earlier tuning run chose.
   Tuning base;
   detail::apply_tuning_database(base, info, detail::tuning_database());
@@ -341,7 +361,7 @@ std::vector<TuneResult> tune(const std::shared_ptr<Device>& device, const Regist
   std::vector<TuneResult> results;
   Tuning tuned = base;
   try {
-    Measure measure(device, registry, width, height);
+    Measure measure(device, registry, sizes);
     for (const TuneFamily& family : tune_families(info)) {  // each over the ones before
       results.push_back(tune_family(family, *device, tuned, measure, options));
       apply_tuning_text(tuned, results.back().chosen);
@@ -351,7 +371,7 @@ std::vector<TuneResult> tune(const std::shared_ptr<Device>& device, const Regist
     throw;
   }
   try {
-    write_tuned_file(path, tuned_text(info, results, width, height));
+    write_tuned_file(path, tuned_text(info, results, sizes));
   } catch (...) {
     device->set_tuning(before);
     throw;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "clf/device.hpp"
@@ -33,7 +34,9 @@ struct TuneResult {
 };
 
 struct TuneOptions {
-  int width = 0, height = 0;  // the measured image, f32 1 channel; 0: 4096^2 on GPUs, 1024^2 else
+  // The measured images' widths and heights, f32 1 channel, a candidate's time summed over them;
+  // none: 4096^2 and 8192^2 on GPUs, 1024^2 else.
+  std::vector<std::pair<int, int>> sizes;
   std::function<void(const std::string&)> progress;  // a line per candidate measured
 };
 
