@@ -11,6 +11,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
 
 #include "clf/error.hpp"
 #include "clf/pipeline.hpp"
@@ -115,12 +116,19 @@ class Measure {
           const std::vector<std::pair<int, int>>& sizes)
       : device_(device), registry_(registry) {
     for (const auto& [width, height] : sizes) {
-      images_.push_back({DeviceImage(device, width, height, 1, PixelType::f32),
-                         DeviceImage(device, width, height, 1, PixelType::f32)});
+      try {
+        images_.push_back({DeviceImage(device, width, height, 1, PixelType::f32),
+                           DeviceImage(device, width, height, 1, PixelType::f32)});
+      } catch (const Error& e) {
+        if (!e.is_out_of_memory() || images_.empty()) throw;
+        break;  // a device too small for the larger images measures on those before them
+      }
       images_.back().first.write(test_image(width, height));
+      measured_.push_back({width, height});
     }
   }
   size_t sizes() const { return images_.size(); }
+  const std::vector<std::pair<int, int>>& measured() const { return measured_; }
   // The workload's time per run on the images of size `size` with the device's current tuning;
   // its output in `result`.
   double time(const std::string& spec, size_t size, Image& result) {
@@ -146,6 +154,7 @@ class Measure {
   std::shared_ptr<Device> device_;
   const Registry& registry_;
   std::vector<std::pair<DeviceImage, DeviceImage>> images_;  // in, out
+  std::vector<std::pair<int, int>> measured_;                // their sizes
 };
 
 // One family's candidates, each over `base`, against the first: the database's layout.
@@ -169,7 +178,8 @@ class FamilyRun {
       for (size_t size = 0; size < sizes; ++size) {
         Image& expected = expected_[w * measure_.sizes() + size];
         const bool first = expected.width() == 0;
-        if (first && !text.empty()) throw Error(ErrorKind::usage, "tuning: a candidate first");
+        if (first && !text.empty())
+          throw std::logic_error("tuning: a candidate before the database");
         try {
           Image output;
           ms += measure_.time(family_.workloads[w], size, first ? expected : output);
@@ -359,9 +369,11 @@ std::vector<TuneResult> tune(const std::shared_ptr<Device>& device, const Regist
   detail::apply_tuning_database(base, info, detail::tuning_database());
   const Tuning before = device->tuning();
   std::vector<TuneResult> results;
+  std::vector<std::pair<int, int>> measured;
   Tuning tuned = base;
   try {
     Measure measure(device, registry, sizes);
+    measured = measure.measured();
     for (const TuneFamily& family : tune_families(info)) {  // each over the ones before
       results.push_back(tune_family(family, *device, tuned, measure, options));
       apply_tuning_text(tuned, results.back().chosen);
@@ -371,7 +383,7 @@ std::vector<TuneResult> tune(const std::shared_ptr<Device>& device, const Regist
     throw;
   }
   try {
-    write_tuned_file(path, tuned_text(info, results, sizes));
+    write_tuned_file(path, tuned_text(info, results, measured));
   } catch (...) {
     device->set_tuning(before);
     throw;
