@@ -21,8 +21,8 @@ namespace py = pybind11;
 
 namespace {
 
-// The CLF_* environment, read once (at import, before any OpenCL call: PoCL's kernel cache made
-// writable there); one Registry for the process (plugins load once); devices opened once per
+// The CLF_* environment, read once, before the module's first OpenCL call (PoCL's kernel cache
+// made writable there); one Registry for the process (plugins load once); devices opened once per
 // selector.
 const clf::Environment& environment() {
   static const clf::Environment env = [] {
@@ -351,6 +351,7 @@ class PyPipeline {
 };
 
 py::list devices() {
+  environment();  // before the first OpenCL call
   py::list list;
   for (const auto& d : clf::list_devices()) {
     py::dict info;
@@ -459,7 +460,6 @@ py::list filter_files(const std::vector<std::string>& inputs, const std::string&
 
 PYBIND11_MODULE(_clfilter, m) {
   m.doc() = "clfilter's core: OpenCL image filters over numpy arrays (see the clfilter package)";
-  environment();
   // clf::Error by kind: what the caller gave is a ValueError, the run being cancelled is Python's
   // own KeyboardInterrupt (already set when a signal cancelled it), the rest a RuntimeError.
   py::register_exception_translator([](std::exception_ptr p) {

@@ -159,8 +159,8 @@ def test_calls_from_threads_at_once_equal_the_calls_alone():
 
 def test_without_a_writable_cache_home_pocl_gets_a_private_temporary_one(tmp_path):
     """PoCL offers no device when it cannot make its kernel cache; the module points it at
-    TMPDIR/clfilter-pocl-UID on import. XDG_CACHE_HOME is a file here: no one can make it a
-    directory, root included."""
+    TMPDIR/clfilter-pocl-UID before its first OpenCL call. XDG_CACHE_HOME is a file here: no one
+    can make it a directory, root included."""
     import subprocess
     import sys
     blocked = tmp_path / "not_a_directory"
