@@ -233,13 +233,14 @@ class Morphology : public Filter {
         line_group_ = row.group;
         line += row.options;
       }
+      const RowVectors row_v = row_vectors(p);
       const std::string options =
           line + " -D MAX=" + std::string(p.max ? "1" : "0") + " -D RX=" + std::to_string(p.rx()) +
           " -D RY=" + std::to_string(p.ry()) +
           (p.vector > 1 ? " -D VW=" + std::to_string(p.vector) : "") +
           (p.rect ? " -D RECT_RUN=" + std::to_string(rect_run) : "") +
-          (p.doubling ? " -D ROW_DOUBLING -D SPAN_V=" + std::to_string(row_vectors(p).span) +
-                            " -D SPARE_V=" + std::to_string(row_vectors(p).spare)
+          (p.doubling ? " -D ROW_DOUBLING -D SPAN_V=" + std::to_string(row_v.span) +
+                            " -D SPARE_V=" + std::to_string(row_v.spare)
                       : "") +
           (p.walk ? walk_options(device, p) : "");
       const std::string source =

@@ -144,7 +144,7 @@ class RankFilter : public Filter {
       way = method_;
     else
       way = k > network_max_ksize ? "histogram on u8, u16 and half images, bisect on others"
-            : k > int(device_.knob_number("rank.u8_network_max_ksize", 9))
+            : k > u8_network_max_ksize_
                 ? "histogram on u8 images, network" + layout() + " on others"
                 : "network";
     if (way == "network") way += layout();
@@ -167,6 +167,10 @@ class RankFilter : public Filter {
   // Direct: rank.tile_width x rank.tile_height outputs a work-item, sharing their windows' sorts
   // (1 x 1: none). Planes smaller than a tile (1-row strips) take the one-output kernels.
   int tile_w_ = 1, tile_h_ = 1;
+  // u8 levels past it count in a histogram (method=auto), which on CPUs runs as fast as the network
+  // at 9x9 and compiles once for every window and rank.
+  int u8_network_max_ksize_ =
+      int(device_.knob_number("rank.u8_network_max_ksize", network_max_ksize));
   // Direct in vectors, the 3x3 median from sorted columns, 2 rows a work-item (rank.median3_rows).
   bool median3_ = false;
   std::map<std::string, cl::Kernel> kernels_;
@@ -214,10 +218,7 @@ class RankFilter : public Filter {
                      : " with a border_value that is not one of them"));
       return *histogram;
     }
-    // u8 levels past rank.u8_network_max_ksize count in a histogram, which on CPUs runs as fast
-    // as the network at 9x9 and compiles once for every window and rank, in a fifth of the time.
-    const bool u8_histogram =
-        histogram == Way::histogram && k > int(device_.knob_number("rank.u8_network_max_ksize", 9));
+    const bool u8_histogram = histogram == Way::histogram && k > u8_network_max_ksize_;
     if (k <= network_max_ksize && !u8_histogram) return Way::network;
     return histogram ? *histogram : Way::bisect;
   }
