@@ -27,25 +27,23 @@ Environment read_environment() {
   std::istringstream path(variable("CLF_PLUGIN_PATH"));
   for (std::string dir; std::getline(path, dir, ':');)
     if (!dir.empty()) env.plugin_path.push_back(dir);
+  namespace fs = std::filesystem;
+  // The user's cache directory: $XDG_CACHE_HOME, else $HOME/.cache ("" when neither is set).
+  const std::string xdg = variable("XDG_CACHE_HOME"), home = variable("HOME");
+  const fs::path cache_home = !xdg.empty()    ? fs::path(xdg)
+                              : !home.empty() ? fs::path(home) / ".cache"
+                                              : fs::path();
   const std::string no_cache = variable("CLF_NO_DISK_CACHE");
-  if (no_cache.empty() || no_cache == "0") {
-    const std::string xdg = variable("XDG_CACHE_HOME"), home = variable("HOME");
-    if (!xdg.empty())
-      env.cache_dir = (std::filesystem::path(xdg) / "clfilter").string();
-    else if (!home.empty())
-      env.cache_dir = (std::filesystem::path(home) / ".cache" / "clfilter").string();
-  }
+  if ((no_cache.empty() || no_cache == "0") && !cache_home.empty())
+    env.cache_dir = (cache_home / "clfilter").string();
   env.alloc_limit = std::strtoull(variable("CLF_INJECT_ALLOC_LIMIT").c_str(), nullptr, 10);
   env.build_options = variable("CLF_BUILD_OPTIONS");
   env.pocl_kernel_cache = variable("POCL_KERNEL_CACHE") != "0";
-  namespace fs = std::filesystem;
-  const std::string pocl = variable("POCL_CACHE_DIR"), xdg = variable("XDG_CACHE_HOME"),
-                    home = variable("HOME");
-  env.pocl_cache_dir = !pocl.empty()   ? pocl
-                       : !xdg.empty()  ? (fs::path(xdg) / "pocl" / "kcache").string()
-                       : !home.empty() ? (fs::path(home) / ".cache" / "pocl" / "kcache").string()
-                                       : std::string();
-  env.temp_dir = variable("TMPDIR").empty() ? "/tmp" : variable("TMPDIR");
+  const std::string pocl = variable("POCL_CACHE_DIR"), tmp = variable("TMPDIR");
+  env.pocl_cache_dir = !pocl.empty()         ? pocl
+                       : !cache_home.empty() ? (cache_home / "pocl" / "kcache").string()
+                                             : std::string();
+  env.temp_dir = tmp.empty() ? "/tmp" : tmp;
   return env;
 }
 
