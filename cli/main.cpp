@@ -353,6 +353,7 @@ int tune(const Options& o, const clf::Registry& registry) {
   for (const auto& device : clf::open_devices(o.device, o.env.device_options())) {
     std::cerr << "clfilter: tuning " << device->info().label() << "\n";
     clf::TuneOptions options;
+    options.build_threads = o.jobs;
     if (!o.quiet)
       options.progress = [](const std::string& line) {
         check_interrupted("while tuning");

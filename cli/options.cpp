@@ -54,7 +54,9 @@ const clf::options::Table<Options> table{{
      Complete::none, "", [](O& o, S, S v) { o.frames = v; }},
     {"-j, --jobs", "N", batches,
      "files in flight (default: one per core, at most 4)\n"
-     "A file that fails is named and the others go on (exit 1).",
+     "A file that fails is named and the others go on (exit 1).\n"
+     "With --tune: programs built at once (default: on a GPU one\n"
+     "per core, at most 8; on a CPU 1)",
      Complete::none, "", [](O& o, S n, S v) { o.jobs = whole_number(n, v, 1, 256); }},
     {"-f, --filter", "SPEC", filters,
      "NAME or NAME:key=value,key=value\n"
@@ -152,8 +154,8 @@ const clf::options::Table<Options> table{{
      Complete::none, "", [](O& o, S, S) { o.list_devices = true; }},
     {"--tune", nullptr, output,
      "measure the kernel layouts on the device (--device) and keep\n"
-     "the fastest for later runs, in the cache directory (a minute\n"
-     "or two; -v says where a run's tuning came from)",
+     "the fastest for later runs, in the cache directory (a few\n"
+     "minutes; -v says where a run's tuning came from)",
      Complete::none, "", [](O& o, S, S) { o.tune = true; }},
     {"-h, --help", nullptr, output, "this text", Complete::none, "",
      [](O& o, S, S) { o.help = true; }},

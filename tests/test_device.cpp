@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "support.hpp"
 #include "tuning_database.hpp"
@@ -97,6 +98,35 @@ TEST_CASE("programs are cached in memory and on disk", "[layout]") {
     CHECK_NOTHROW(unwritable->build("probe.cl", source, "-D PROBE=5"));
     CHECK(unwritable->programs_built() == 1);
   }
+}
+
+TEST_CASE("threads building programs at once: each program is built once, errors reach all") {
+  // Memory only (no cache directory): every build below is from source.
+  auto device = clf::Device::open(std::to_string(test::device()->info().platform_index) + ":" +
+                                  std::to_string(test::device()->info().device_index));
+  const std::string source = "__kernel void many(__global float* p) { p[0] = P; }";
+  constexpr int threads = 6;
+  std::vector<cl_program> same(threads), own(threads);
+  std::vector<std::string> errors(threads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      same[t] = device->build("same.cl", source, "-D P=1.f")();
+      own[t] = device->build("own.cl", source, "-D P=" + std::to_string(t + 2) + ".f")();
+      try {
+        device->build("broken.cl", source, "-D P=no_such_value");
+      } catch (const clf::Error& e) {
+        errors[t] = e.what();
+      }
+    });
+  for (std::thread& thread : pool) thread.join();
+  for (int t = 0; t < threads; ++t) {
+    CHECK(same[t] == same[0]);
+    CHECK((t == 0 || own[t] != own[0]));
+    CHECK_THAT(errors[t], Contains("building OpenCL program 'broken.cl'"));
+  }
+  // One "same", one "own" a thread; a failed build is not kept, so those count nothing.
+  CHECK(device->programs_built() == size_t(1 + threads));
 }
 
 TEST_CASE("POCL_KERNEL_CACHE=0 puts PoCL's programs on disk as every other driver's") {
@@ -273,8 +303,15 @@ TEST_CASE("a tuning run keeps each family's fastest layout, and later devices op
   clf::TuneOptions small;
   // A candidate's time is summed over the sizes measured: 4096^2 has no room and is left out.
   small.sizes = {{96, 80}, {64, 48}, {4096, 4096}};
+  // Each family's programs built on two threads before any candidate is timed: the programs
+  // built so far, at each line.
+  small.build_threads = 2;
   std::vector<std::string> lines;
-  small.progress = [&](const std::string& line) { lines.push_back(line); };
+  std::vector<size_t> built;
+  small.progress = [&](const std::string& line) {
+    lines.push_back(line);
+    built.push_back(device->programs_built());
+  };
   const std::vector<clf::TuneResult> results = clf::tune(device, test::registry(), small);
   const std::vector<clf::TuneFamily> families = clf::tune_families(device->info());
   REQUIRE(results.size() == families.size());
@@ -291,8 +328,27 @@ TEST_CASE("a tuning run keeps each family's fastest layout, and later devices op
     const auto& c = families[f].candidates;
     CHECK((results[f].chosen.empty() || std::count(c.begin(), c.end(), results[f].chosen) == 1));
     measured += c.size() + 1;
+    // Timing the candidates at the first size built nothing: from the database's line to the
+    // last candidate's, the count stands.
+    const std::string name = results[f].family + " ";
+    auto line_of = [&](const std::string& start) {
+      return size_t(std::find_if(lines.begin(), lines.end(),
+                                 [&](const std::string& l) { return l.rfind(name + start, 0) == 0; }) -
+                    lines.begin());
+    };
+    const size_t building = line_of("building "), first = line_of("0/"),
+                 last = line_of(std::to_string(c.size()) + "/");
+    REQUIRE(last < lines.size());
+    if (building < lines.size()) {
+      CHECK(building + 1 == first);
+      CHECK_THAT(lines[building], Contains("layouts' programs on 2 threads"));
+      CHECK(built[first] == built[last]);
+      ++measured;
+    }
   }
-  // A line per candidate, the database's included, and one for the fastest measured again.
+  // A line per candidate, the database's included, one for the fastest measured again, and one
+  // for each family whose programs were built first (every family with a candidate not the
+  // database's layout).
   CHECK(lines.size() == measured + results.size());
   const std::string path = clf::tuned_file(*device);
   CHECK(path.rfind(dir.string(), 0) == 0);

@@ -14,6 +14,7 @@
 
 #include "buffer_pool.hpp"
 #include "clf/error.hpp"
+#include "device_twin.hpp"
 #include "embedded.hpp"
 #include "program_cache.hpp"
 #include "testing.hpp"
@@ -92,6 +93,14 @@ std::vector<Found> all_devices() {
   return found;
 }
 
+cl::CommandQueue open_host_queue(const DeviceInfo& info, const cl::Context& context,
+                                 const cl::Device& device) {
+  cl_int err = CL_SUCCESS;
+  cl::CommandQueue queue(context, device, 0, &err);
+  cl_check(err, "clCreateCommandQueue", info.name);
+  return queue;
+}
+
 std::string device_list_text(const std::vector<Found>& found) {
   std::string text;
   for (const auto& f : found) text += "\n  " + f.info.label();
@@ -124,7 +133,7 @@ struct Device::Impl {
   std::string tuning_source;
   uint64_t alloc_limit = 0;
   std::string build_options;  // DeviceOptions::build_options, with a leading space
-  std::unique_ptr<detail::ProgramCache> programs;
+  std::shared_ptr<detail::ProgramCache> programs;  // shared with twins (device_twin.hpp)
   std::atomic<uint64_t> in_use{0}, peak{0};
   std::unique_ptr<detail::BufferPool> recycled;
 };
@@ -197,9 +206,6 @@ std::shared_ptr<Device> Device::make(const DeviceInfo& info, const cl::Device& d
   impl->info = info;
   impl->device = device;
   impl->context = context;
-  cl_int err = CL_SUCCESS;
-  impl->host_queue = cl::CommandQueue(impl->context, impl->device, 0, &err);
-  cl_check(err, "clCreateCommandQueue", impl->info.name);
   impl->alloc_limit = options.alloc_limit;
   if (!options.build_options.empty()) impl->build_options = " " + options.build_options;
   if (flushes_denormals(options.build_options)) impl->info.fp32_denormals = false;
@@ -209,11 +215,12 @@ std::shared_ptr<Device> Device::make(const DeviceInfo& info, const cl::Device& d
     fs::create_directories(options.cache_dir, ec);
     if (!ec) cache_dir = options.cache_dir;  // a cache that cannot be made is not an error
   }
-  impl->programs = std::make_unique<detail::ProgramCache>(
+  impl->programs = std::make_shared<detail::ProgramCache>(
       info, context, device, std::move(cache_dir), options.pocl_kernel_cache);
+  impl->tuning_source = detail::initial_tuning(impl->tuning, impl->info, impl->programs->dir());
+  impl->host_queue = open_host_queue(impl->info, context, device);
   impl->recycled = std::make_unique<detail::BufferPool>(
       size_t(Device::recycled_buffers), info.global_mem_bytes / Device::recycled_share);
-  impl->tuning_source = detail::initial_tuning(impl->tuning, impl->info, impl->programs->dir());
   return std::shared_ptr<Device>(new Device(std::move(impl)));
 }
 
@@ -383,5 +390,22 @@ DeviceBuffer Device::upload(const void* data, size_t bytes, const char* what) {
 namespace clf::detail {
 void DeviceTesting::set_alloc_limit(Device& device, uint64_t limit) {
   device.impl_->alloc_limit = limit;
+}
+
+std::shared_ptr<Device> DeviceTwin::make(const Device& device, const Tuning& tuning) {
+  const Device::Impl& of = *device.impl_;
+  auto impl = std::make_unique<Device::Impl>();
+  impl->info = of.info;
+  impl->device = of.device;
+  impl->context = of.context;
+  impl->alloc_limit = of.alloc_limit;
+  impl->build_options = of.build_options;
+  impl->programs = of.programs;
+  impl->tuning = tuning;
+  impl->tuning_source = of.tuning_source + ", then set by the tuner";
+  impl->host_queue = open_host_queue(of.info, of.context, of.device);
+  impl->recycled = std::make_unique<BufferPool>(size_t(Device::recycled_buffers),
+                                                of.info.global_mem_bytes / Device::recycled_share);
+  return std::shared_ptr<Device>(new Device(std::move(impl)));
 }
 }  // namespace clf::detail

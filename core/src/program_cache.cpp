@@ -35,24 +35,40 @@ ProgramCache::ProgramCache(const DeviceInfo& info, cl::Context context, cl::Devi
       binaries_(!dir_.empty() &&
                 !(pocl_kernel_cache && info.platform_name == "Portable Computing Language")) {}
 
-size_t ProgramCache::built() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return built_;
-}
-
+// Another thread's build of the same program is waited for (and its error rethrown); different
+// programs compile at once, each in its caller's thread. A failed build is not kept: the next
+// caller tries again.
 cl::Program ProgramCache::get(const std::string& name, const std::string& source,
                               const std::string& options) {
   const std::string key = hex(fnv1a(info_.platform_name + '\n' + info_.name + '\n' + info_.version +
                                     '\n' + info_.driver_version + '\n' + options + '\n' + source));
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (auto it = programs_.find(key); it != programs_.end()) return it->second;
-  cl::Program program = from_disk(key, options);
-  if (!program()) {
-    program = compile(name, source, options);
-    if (seen_before(key)) to_disk(key, program);
+  std::promise<cl::Program> promise;
+  std::shared_future<cl::Program> built;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto [it, fresh] = programs_.try_emplace(key);
+    if (fresh)
+      it->second = promise.get_future().share();
+    else
+      built = it->second;
   }
-  programs_.emplace(key, program);
-  return program;
+  if (built.valid()) return built.get();
+  try {
+    cl::Program program = from_disk(key, options);
+    if (!program()) {
+      program = compile(name, source, options);
+      if (seen_before(key)) to_disk(key, program);
+    }
+    promise.set_value(program);
+    return program;
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      programs_.erase(key);
+    }
+    promise.set_exception(std::current_exception());
+    throw;
+  }
 }
 
 cl::Program ProgramCache::compile(const std::string& name, const std::string& source,

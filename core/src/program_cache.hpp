@@ -4,6 +4,8 @@
 // builds again. Not on disk for PoCL while its own kernel cache is on (pocl_kernel_cache, from
 // DeviceOptions); the directory still holds the tuning.
 #pragma once
+#include <atomic>
+#include <future>
 #include <map>
 #include <mutex>
 #include <string>
@@ -19,10 +21,10 @@ class ProgramCache {
   ProgramCache(const DeviceInfo& info, cl::Context context, cl::Device device,
                std::string cache_dir, bool pocl_kernel_cache = true);
   // The program for `source` built with `options`: from memory, the disk cache, or compiled.
-  // Throws Error(build) naming `name`, with the build log.
+  // Throws Error(build) naming `name`, with the build log. Safe to call from several threads.
   cl::Program get(const std::string& name, const std::string& source, const std::string& options);
   const std::string& dir() const { return dir_; }
-  size_t built() const;  // compiled from source (not cached)
+  size_t built() const { return built_; }  // compiled from source (not cached)
 
  private:
   cl::Program from_disk(const std::string& key, const std::string& options) const;
@@ -35,9 +37,9 @@ class ProgramCache {
   const cl::Device device_;
   const std::string dir_;
   const bool binaries_;  // programs on disk in dir_ (not PoCL's with its kernel cache)
-  mutable std::mutex mutex_;
-  std::map<std::string, cl::Program> programs_;
-  size_t built_ = 0;
+  std::mutex mutex_;     // guards programs_
+  std::map<std::string, std::shared_future<cl::Program>> programs_;  // built or being built
+  std::atomic<size_t> built_{0};
 };
 
 }  // namespace clf::detail

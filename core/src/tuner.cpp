@@ -4,6 +4,7 @@
 #include "clf/tuner.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -12,9 +13,11 @@
 #include <limits>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "clf/error.hpp"
 #include "clf/pipeline.hpp"
+#include "device_twin.hpp"
 #include "tuning_database.hpp"
 
 namespace clf {
@@ -200,6 +203,43 @@ class FamilyRun {
   std::vector<Image> expected_;  // the database layout's output, by workload and size
 };
 
+// Each of `texts` over `base` builds its programs: the family's workloads run once on a
+// `size` image of a twin of the device with that tuning, `threads` twins at a time. What a twin
+// builds is the device's too; a candidate that fails here fails again when it is timed, which
+// says why.
+void build_candidates(const TuneFamily& family, const std::vector<std::string>& texts,
+                      const std::shared_ptr<Device>& device, const Registry& registry,
+                      const Tuning& base, std::pair<int, int> size, int threads) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t c; (c = next++) < texts.size();) {
+      try {
+        Tuning tuning = base;
+        apply_tuning_text(tuning, texts[c]);
+        const auto twin = detail::DeviceTwin::make(*device, tuning);
+        DeviceImage in(twin, size.first, size.second, 1, PixelType::f32);
+        DeviceImage out(twin, size.first, size.second, 1, PixelType::f32);
+        for (const std::string& workload : family.workloads) {
+          Pipeline pipeline(twin);
+          pipeline.add(registry, workload);
+          pipeline.run(in, out);
+        }
+        out.wait();
+      } catch (...) {
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+  for (std::thread& thread : pool) thread.join();
+}
+
+// A CPU device's compiler and kernels share the host's cores: one thread there.
+int build_threads(const TuneOptions& options, const DeviceInfo& info) {
+  if (options.build_threads > 0) return options.build_threads;
+  return info.is_gpu ? int(std::clamp(std::thread::hardware_concurrency(), 1u, 8u)) : 1;
+}
+
 std::string time_text(double ms) {
   char text[64];
   std::snprintf(text, sizeof text,
@@ -210,14 +250,27 @@ std::string time_text(double ms) {
 // The family's fastest candidate over `base`: each measured once on the first size, then the
 // fastest again beside the database's on every size, twice, so that neither a load that came and
 // went nor a layout that only wins on one size can pick it.
-TuneResult tune_family(const TuneFamily& family, Device& device, const Tuning& base,
-                       Measure& measure, const TuneOptions& options) {
+TuneResult tune_family(const TuneFamily& family, const std::shared_ptr<Device>& device,
+                       const Registry& registry, const Tuning& base, Measure& measure,
+                       const TuneOptions& options) {
   TuneResult result;
   result.family = family.name;
-  FamilyRun run(family, device, base, measure);
+  FamilyRun run(family, *device, base, measure);
   auto say = [&](const std::string& line) {
     if (options.progress) options.progress(family.name + " " + line);
   };
+  std::vector<std::string> texts{""};  // the database's layout, then each candidate not it
+  for (const std::string& text : family.candidates) {
+    Tuning tuning = base;
+    apply_tuning_text(tuning, text);
+    if (tuning_text(tuning) != tuning_text(base)) texts.push_back(text);
+  }
+  const int threads = std::min(build_threads(options, device->info()), int(texts.size()));
+  if (threads > 1) {
+    say("building " + std::to_string(texts.size()) + " layouts' programs on " +
+        std::to_string(threads) + " threads");
+    build_candidates(family, texts, device, registry, base, measure.measured().front(), threads);
+  }
   say("0/" + std::to_string(family.candidates.size()) +
       " (the database's): " + time_text(run.time("", 1)));
   double best = std::numeric_limits<double>::infinity();
@@ -375,7 +428,7 @@ std::vector<TuneResult> tune(const std::shared_ptr<Device>& device, const Regist
     Measure measure(device, registry, sizes);
     measured = measure.measured();
     for (const TuneFamily& family : tune_families(info)) {  // each over the ones before
-      results.push_back(tune_family(family, *device, tuned, measure, options));
+      results.push_back(tune_family(family, device, registry, tuned, measure, options));
       apply_tuning_text(tuned, results.back().chosen);
     }
   } catch (...) {

@@ -13,7 +13,8 @@ namespace clf {
 
 namespace detail {
 struct DeviceTesting;  // tests' fault injection (core/src/testing.hpp)
-}
+struct DeviceTwin;     // the tuner's devices with a tuning of their own (core/src/device_twin.hpp)
+}  // namespace detail
 
 struct DeviceInfo {
   int platform_index = 0, device_index = 0;
@@ -252,6 +253,7 @@ class Device {
   friend class DeviceBuffer;
   friend class DeviceImage;
   friend struct detail::DeviceTesting;
+  friend struct detail::DeviceTwin;
   // The buffers of device images gone, kept for the next image of their size (core/src/
   // buffer_pool.hpp): at most recycled_buffers of them and 1/recycled_share of the device's memory.
   static constexpr int recycled_buffers = 4, recycled_share = 16;

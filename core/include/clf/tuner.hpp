@@ -38,6 +38,10 @@ struct TuneOptions {
   // none: 4096^2 and 8192^2 on GPUs, 1024^2 else.
   std::vector<std::pair<int, int>> sizes;
   std::function<void(const std::string&)> progress;  // a line per candidate measured
+  // Threads that build a family's programs, every candidate's, before any is timed (a GPU's
+  // driver compiles side by side); 0: on GPUs the host's cores, at most 8, on CPUs 1; 1: each
+  // candidate's as it is timed.
+  int build_threads = 0;
 };
 
 // Measures every family's candidates on `device` (restoring its tuning after), writes the
