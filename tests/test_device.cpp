@@ -291,6 +291,30 @@ TEST_CASE("a device says where its tuning came from, and plugins read it by name
   CHECK_THAT(device->tuning_source(), Catch::EndsWith(", then set by the program"));
 }
 
+TEST_CASE("a tuning run stopped while it builds (the CLI's Ctrl-C) stops its threads, keeps nothing") {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("clf_tune_stop_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  clf::DeviceOptions options;
+  options.cache_dir = dir.string();
+  auto device = clf::Device::open(test::device()->info().is_gpu ? "gpu" : "cpu", options);
+  const std::string before = clf::tuning_text(device->tuning());
+  clf::TuneOptions small;
+  small.sizes = {{64, 48}};
+  small.build_threads = 2;
+  std::vector<std::string> lines;
+  small.progress = [&](const std::string& line) {
+    lines.push_back(line);
+    if (line.find(" built 1/") != std::string::npos) throw std::runtime_error("interrupted");
+  };
+  CHECK_THROWS_WITH(clf::tune(device, test::registry(), small), "interrupted");
+  REQUIRE(lines.size() == 2);  // "window building ...", "window built 1/N": nothing after
+  CHECK_THAT(lines[0], Catch::StartsWith("window building "));
+  CHECK(clf::tuning_text(device->tuning()) == before);
+  CHECK_FALSE(std::filesystem::exists(clf::tuned_file(*device)));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("a tuning run keeps each family's fastest layout, and later devices open with it") {
   const auto dir = std::filesystem::temp_directory_path() / ("clf_tune_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
@@ -340,15 +364,20 @@ TEST_CASE("a tuning run keeps each family's fastest layout, and later devices op
                  last = line_of(std::to_string(c.size()) + "/");
     REQUIRE(last < lines.size());
     if (building < lines.size()) {
-      CHECK(building + 1 == first);
-      CHECK_THAT(lines[building], Contains("layouts' programs on 2 threads"));
+      // "building N layouts' programs on 2 threads", then "built 1/N" to "built N/N".
+      const size_t layouts = std::stoul(lines[building].substr(name.size() + 9));
+      CHECK_THAT(lines[building], Contains(" layouts' programs on 2 threads"));
+      CHECK(building + layouts + 1 == first);
+      for (size_t k = 1; k <= layouts && building + k < lines.size(); ++k)
+        CHECK(lines[building + k] ==
+              name + "built " + std::to_string(k) + "/" + std::to_string(layouts));
       CHECK(built[first] == built[last]);
-      ++measured;
+      measured += layouts + 1;
     }
   }
-  // A line per candidate, the database's included, one for the fastest measured again, and one
-  // for each family whose programs were built first (every family with a candidate not the
-  // database's layout).
+  // A line per candidate, the database's included, one for the fastest measured again, and for
+  // each family whose programs were built first (every family with a candidate not the
+  // database's layout) one and one per layout built.
   CHECK(lines.size() == measured + results.size());
   const std::string path = clf::tuned_file(*device);
   CHECK(path.rfind(dir.string(), 0) == 0);

@@ -8,9 +8,12 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -206,13 +209,19 @@ class FamilyRun {
 // Each of `texts` over `base` builds its programs: the family's workloads run once on a
 // `size` image of a twin of the device with that tuning, `threads` twins at a time. What a twin
 // builds is the device's too; a candidate that fails here fails again when it is timed, which
-// says why.
+// says why. `built` is called in this thread as each is done; what it throws stops the others
+// before their next candidate, and is rethrown.
 void build_candidates(const TuneFamily& family, const std::vector<std::string>& texts,
                       const std::shared_ptr<Device>& device, const Registry& registry,
-                      const Tuning& base, std::pair<int, int> size, int threads) {
+                      const Tuning& base, std::pair<int, int> size, int threads,
+                      const std::function<void(size_t)>& built) {
+  std::mutex mutex;
+  std::condition_variable changed;
+  size_t done = 0;
   std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
   auto work = [&] {
-    for (size_t c; (c = next++) < texts.size();) {
+    for (size_t c; !stop && (c = next++) < texts.size();) {
       try {
         Tuning tuning = base;
         apply_tuning_text(tuning, texts[c]);
@@ -227,11 +236,28 @@ void build_candidates(const TuneFamily& family, const std::vector<std::string>& 
         out.wait();
       } catch (...) {
       }
+      std::lock_guard<std::mutex> lock(mutex);
+      ++done;
+      changed.notify_one();
     }
   };
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+  std::exception_ptr error;
+  for (size_t shown = 0; shown < texts.size() && !error;) {
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait(lock, [&] { return done > shown; });
+    const size_t now = done;
+    lock.unlock();
+    try {
+      while (shown < now) built(++shown);
+    } catch (...) {
+      error = std::current_exception();
+      stop = true;
+    }
+  }
   for (std::thread& thread : pool) thread.join();
+  if (error) std::rethrow_exception(error);
 }
 
 // A CPU device's compiler and kernels share the host's cores: one thread there.
@@ -267,9 +293,11 @@ TuneResult tune_family(const TuneFamily& family, const std::shared_ptr<Device>& 
   }
   const int threads = std::min(build_threads(options, device->info()), int(texts.size()));
   if (threads > 1) {
+    const std::string of = "/" + std::to_string(texts.size());
     say("building " + std::to_string(texts.size()) + " layouts' programs on " +
         std::to_string(threads) + " threads");
-    build_candidates(family, texts, device, registry, base, measure.measured().front(), threads);
+    build_candidates(family, texts, device, registry, base, measure.measured().front(), threads,
+                     [&](size_t built) { say("built " + std::to_string(built) + of); });
   }
   say("0/" + std::to_string(family.candidates.size()) +
       " (the database's): " + time_text(run.time("", 1)));
