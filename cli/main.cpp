@@ -345,14 +345,18 @@ int run_batch(const Options& o, const clf::Registry& registry,
   return 0;
 }
 
-// --tune: each device's kernel families measured, the winners kept in its tuned file.
+// --tune: each device's kernel families measured (on the --filter chain too, if given), the
+// winners kept in its tuned file.
 int tune(const Options& o, const clf::Registry& registry) {
-  if (!o.positional.empty() || !o.filters.empty())
+  if (!o.positional.empty())
     throw clf::Error(clf::ErrorKind::usage,
-                     "--tune measures workloads of its own: it takes no files and no --filter");
+                     "--tune takes no files: it measures on images of its own (--filter: the "
+                     "filters to tune for)");
+  if (!o.filters.empty()) check_chain(registry, o.filters);
   for (const auto& device : clf::open_devices(o.device, o.env.device_options())) {
     std::cerr << "clfilter: tuning " << device->info().label() << "\n";
     clf::TuneOptions options;
+    options.chain = o.filters;
     options.build_threads = o.jobs;
     if (!o.quiet)
       options.progress = [](const std::string& line) {

@@ -155,7 +155,8 @@ const clf::options::Table<Options> table{{
     {"--tune", nullptr, output,
      "measure the kernel layouts on the device (--device) and keep\n"
      "the fastest for later runs, in the cache directory (a few\n"
-     "minutes; -v says where a run's tuning came from)",
+     "minutes; -v says where a run's tuning came from). With\n"
+     "--filter, each family is timed on that chain too",
      Complete::none, "", [](O& o, S, S) { o.tune = true; }},
     {"-h, --help", nullptr, output, "this text", Complete::none, "",
      [](O& o, S, S) { o.help = true; }},
@@ -168,7 +169,8 @@ const char* const preamble =
     R"(usage: clfilter IN OUT --filter NAME[:key=value,...] [--filter ...] [options]
        clfilter IN... --output-dir DIR --filter ... [--jobs N]
        clfilter IN_PATTERN OUT_PATTERN --frames LIST --filter ...
-       clfilter --list-filters [NAME] | --list-devices | --tune | --help | --version
+       clfilter --tune [--filter ...]
+       clfilter --list-filters [NAME] | --list-devices | --help | --version
 
 Runs OpenCL image filters over IN and writes OUT (any format OpenImageIO reads and
 writes: EXR, PNG, TIFF, JPEG, ...). Filters apply in the order given, fused on the

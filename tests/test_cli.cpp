@@ -179,12 +179,19 @@ TEST_CASE("every filter the help shows is one the registry builds") {
     CHECK_THAT(help, Contains(std::string("--filter ") + name + ":"));
 }
 
-TEST_CASE("--tune refuses files and filters, and -v names where the tuning came from") {
-  // The tuning run itself is test_device's (clf::tune); here the command line around it.
+TEST_CASE("--tune refuses files and bad filters by name, and -v names where the tuning came from") {
+  // The tuning run itself is test_device's (clf::tune, with and without a chain); here the
+  // command line around it, refused before the device opens.
   const Result files = clfilter("--tune in.png out.png");
   CHECK(files.code == 2);
-  CHECK_THAT(files.err, Contains("--tune measures workloads of its own"));
-  CHECK(clfilter("--tune -f sobel").code == 2);
+  CHECK_THAT(files.err, Contains("--tune takes no files"));
+  const Result unknown = clfilter("--tune -f sobel -f no_such_filter");
+  CHECK(unknown.code == 2);
+  CHECK_THAT(unknown.err, Contains("no_such_filter"));
+  const Result even = clfilter("--tune -f median:ksize=4");
+  CHECK(even.code == 2);
+  CHECK_THAT(even.err, Contains("ksize"));
+  CHECK_THAT(clfilter("--help").out, Contains("clfilter --tune [--filter ...]"));
   const clf::Image in = test::random_image(40, 30, 1, clf::PixelType::f32, 3);
   clf::write_image_file((scratch() / "v.exr").string(), in,
                         OIIO::ImageSpec(40, 30, 1, OIIO::TypeDesc::FLOAT));

@@ -315,6 +315,31 @@ TEST_CASE("a tuning run stopped while it builds (the CLI's Ctrl-C) stops its thr
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("a tuning run for a chain measures every family on it too and says so in its file") {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("clf_tune_chain_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  clf::DeviceOptions options;
+  options.cache_dir = dir.string();
+  auto device = clf::Device::open(test::device()->info().is_gpu ? "gpu" : "cpu", options);
+  clf::TuneOptions chain;
+  chain.sizes = {{80, 64}};
+  chain.chain = {"gaussian:sigma=2", "sobel"};
+  const auto results = clf::tune(device, test::registry(), chain);
+  CHECK(results.size() == clf::tune_families(device->info()).size());
+  for (const clf::TuneResult& r : results) CHECK(r.chosen_ms > 0);
+  std::ifstream file(clf::tuned_file(*device));
+  const std::string text((std::istreambuf_iterator<char>(file)), {});
+  CHECK_THAT(text, Contains("per run of the family's workloads and the chain gaussian:sigma=2 + "
+                            "sobel at 80x64."));
+  // A filter the registry does not have is named, and nothing is kept.
+  std::filesystem::remove_all(dir);
+  chain.chain = {"sobel", "no_such_filter"};
+  CHECK_THROWS_WITH(clf::tune(device, test::registry(), chain), Contains("no_such_filter"));
+  CHECK_FALSE(std::filesystem::exists(clf::tuned_file(*device)));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("a tuning run keeps each family's fastest layout, and later devices open with it") {
   const auto dir = std::filesystem::temp_directory_path() / ("clf_tune_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);

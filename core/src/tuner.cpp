@@ -115,6 +115,19 @@ bool close_to(const Image& a, const Image& b) {
   return true;
 }
 
+// A workload: filter specs run as one chain.
+using Chain = std::vector<std::string>;
+
+// A family's workloads: each of its own filters alone, then the options' chain. A family whose
+// layouts leave the chain as it is still chooses by its own filters, as a run without a chain
+// does, whatever the chain's timing noise says.
+std::vector<Chain> workloads_of(const TuneFamily& family, const TuneOptions& options) {
+  std::vector<Chain> workloads;
+  for (const std::string& spec : family.workloads) workloads.push_back({spec});
+  if (!options.chain.empty()) workloads.push_back(options.chain);
+  return workloads;
+}
+
 // The images a tuning run measures on, one or more sizes.
 class Measure {
  public:
@@ -137,11 +150,11 @@ class Measure {
   const std::vector<std::pair<int, int>>& measured() const { return measured_; }
   // The workload's time per run on the images of size `size` with the device's current tuning;
   // its output in `result`.
-  double time(const std::string& spec, size_t size, Image& result) {
+  double time(const Chain& chain, size_t size, Image& result) {
     DeviceImage& in = images_[size].first;
     DeviceImage& out = images_[size].second;
     Pipeline pipeline(device_);
-    pipeline.add(registry_, spec);
+    for (const std::string& spec : chain) pipeline.add(registry_, spec);
     auto runs_for = [&](int runs) {
       const auto start = Clock::now();
       for (int r = 0; r < runs; ++r) pipeline.run(in, out);
@@ -166,12 +179,12 @@ class Measure {
 // One family's candidates, each over `base`, against the first: the database's layout.
 class FamilyRun {
  public:
-  FamilyRun(const TuneFamily& family, Device& device, const Tuning& base, Measure& measure)
-      : family_(family),
+  FamilyRun(std::vector<Chain> workloads, Device& device, const Tuning& base, Measure& measure)
+      : workloads_(std::move(workloads)),
         device_(device),
         base_(base),
         measure_(measure),
-        expected_(family.workloads.size() * measure.sizes()) {}
+        expected_(workloads_.size() * measure.sizes()) {}
   // The workloads' time per run with `text` over the base, summed over the first `sizes` measured
   // sizes; negative where the device refuses the layout or its output differs from the database
   // layout's (text "", which is measured first at each size and kept).
@@ -180,7 +193,7 @@ class FamilyRun {
     apply_tuning_text(tuning, text);
     device_.set_tuning(tuning);
     double ms = 0;
-    for (size_t w = 0; w < family_.workloads.size(); ++w)
+    for (size_t w = 0; w < workloads_.size(); ++w)
       for (size_t size = 0; size < sizes; ++size) {
         Image& expected = expected_[w * measure_.sizes() + size];
         const bool first = expected.width() == 0;
@@ -188,7 +201,7 @@ class FamilyRun {
           throw std::logic_error("tuning: a candidate before the database");
         try {
           Image output;
-          ms += measure_.time(family_.workloads[w], size, first ? expected : output);
+          ms += measure_.time(workloads_[w], size, first ? expected : output);
           if (!first && !close_to(output, expected)) return -1;
         } catch (const Error&) {
           if (first) throw;  // the database's own layout must run
@@ -199,19 +212,19 @@ class FamilyRun {
   }
 
  private:
-  const TuneFamily& family_;
+  const std::vector<Chain> workloads_;
   Device& device_;
   const Tuning& base_;
   Measure& measure_;
   std::vector<Image> expected_;  // the database layout's output, by workload and size
 };
 
-// Each of `texts` over `base` builds its programs: the family's workloads run once on a
+// Each of `texts` over `base` builds its programs: `workloads` run once on a
 // `size` image of a twin of the device with that tuning, `threads` twins at a time. What a twin
 // builds is the device's too; a candidate that fails here fails again when it is timed, which
 // says why. `built` is called in this thread as each is done; what it throws stops the others
 // before their next candidate, and is rethrown.
-void build_candidates(const TuneFamily& family, const std::vector<std::string>& texts,
+void build_candidates(const std::vector<Chain>& workloads, const std::vector<std::string>& texts,
                       const std::shared_ptr<Device>& device, const Registry& registry,
                       const Tuning& base, std::pair<int, int> size, int threads,
                       const std::function<void(size_t)>& built) {
@@ -228,9 +241,9 @@ void build_candidates(const TuneFamily& family, const std::vector<std::string>& 
         const auto twin = detail::DeviceTwin::make(*device, tuning);
         DeviceImage in(twin, size.first, size.second, 1, PixelType::f32);
         DeviceImage out(twin, size.first, size.second, 1, PixelType::f32);
-        for (const std::string& workload : family.workloads) {
+        for (const Chain& chain : workloads) {
           Pipeline pipeline(twin);
-          pipeline.add(registry, workload);
+          for (const std::string& spec : chain) pipeline.add(registry, spec);
           pipeline.run(in, out);
         }
         out.wait();
@@ -281,7 +294,8 @@ TuneResult tune_family(const TuneFamily& family, const std::shared_ptr<Device>& 
                        const TuneOptions& options) {
   TuneResult result;
   result.family = family.name;
-  FamilyRun run(family, *device, base, measure);
+  const std::vector<Chain> workloads = workloads_of(family, options);
+  FamilyRun run(workloads, *device, base, measure);
   auto say = [&](const std::string& line) {
     if (options.progress) options.progress(family.name + " " + line);
   };
@@ -296,7 +310,7 @@ TuneResult tune_family(const TuneFamily& family, const std::shared_ptr<Device>& 
     const std::string of = "/" + std::to_string(texts.size());
     say("building " + std::to_string(texts.size()) + " layouts' programs on " +
         std::to_string(threads) + " threads");
-    build_candidates(family, texts, device, registry, base, measure.measured().front(), threads,
+    build_candidates(workloads, texts, device, registry, base, measure.measured().front(), threads,
                      [&](size_t built) { say("built " + std::to_string(built) + of); });
   }
   say("0/" + std::to_string(family.candidates.size()) +
@@ -338,10 +352,12 @@ TuneResult tune_family(const TuneFamily& family, const std::shared_ptr<Device>& 
 }
 
 std::string tuned_text(const DeviceInfo& info, const std::vector<TuneResult>& results,
-                       const std::vector<std::pair<int, int>>& sizes) {
+                       const std::vector<std::pair<int, int>>& sizes, const Chain& chain) {
+  std::string workloads = "the family's workloads";
+  for (size_t f = 0; f < chain.size(); ++f) workloads += (f ? " + " : " and the chain ") + chain[f];
   std::ostringstream text;
   text << "# Written by clfilter --tune: the fastest layout of each kernel family measured on\n"
-       << "# this device, f32, per run of the family's workloads at";
+       << "# this device, f32, per run of " << workloads << " at";
   for (const auto& [width, height] : sizes) text << " " << width << "x" << height;
   text << ".\n# Delete the file to go back to the tuning database alone.\n";
   for (const TuneResult& r : results) text << "# " << r.summary() << "\n";
@@ -464,7 +480,7 @@ std::vector<TuneResult> tune(const std::shared_ptr<Device>& device, const Regist
     throw;
   }
   try {
-    write_tuned_file(path, tuned_text(info, results, measured));
+    write_tuned_file(path, tuned_text(info, results, measured, options.chain));
   } catch (...) {
     device->set_tuning(before);
     throw;

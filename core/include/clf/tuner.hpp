@@ -34,6 +34,9 @@ struct TuneResult {
 };
 
 struct TuneOptions {
+  // Filters to tune for, run as one chain ("gaussian:sigma=7", "sobel": what the CLI's --filter
+  // gives): a workload of every family beside its own, whose times it adds to.
+  std::vector<std::string> chain;
   // The measured images' widths and heights, f32 1 channel, a candidate's time summed over them;
   // none: 4096^2 and 8192^2 on GPUs, 1024^2 else.
   std::vector<std::pair<int, int>> sizes;
