@@ -291,13 +291,20 @@ TEST_CASE("a device says where its tuning came from, and plugins read it by name
   CHECK_THAT(device->tuning_source(), Catch::EndsWith(", then set by the program"));
 }
 
-TEST_CASE("a tuning run stopped while it builds (the CLI's Ctrl-C) stops its threads, keeps nothing") {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("clf_tune_stop_" + std::to_string(getpid()));
+namespace {
+// The test's kind of device with a cache directory of its own, `name` under the temporary
+// directory, emptied first.
+std::shared_ptr<clf::Device> device_with_cache(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / (name + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   clf::DeviceOptions options;
   options.cache_dir = dir.string();
-  auto device = clf::Device::open(test::device()->info().is_gpu ? "gpu" : "cpu", options);
+  return clf::Device::open(test::device()->info().is_gpu ? "gpu" : "cpu", options);
+}
+}  // namespace
+
+TEST_CASE("a tuning run stopped while it builds (the CLI's Ctrl-C) stops its threads, keeps nothing") {
+  auto device = device_with_cache("clf_tune_stop_");
   const std::string before = clf::tuning_text(device->tuning());
   clf::TuneOptions small;
   small.sizes = {{64, 48}};
@@ -312,16 +319,11 @@ TEST_CASE("a tuning run stopped while it builds (the CLI's Ctrl-C) stops its thr
   CHECK_THAT(lines[0], Catch::StartsWith("window building "));
   CHECK(clf::tuning_text(device->tuning()) == before);
   CHECK_FALSE(std::filesystem::exists(clf::tuned_file(*device)));
-  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(device->cache_dir());
 }
 
 TEST_CASE("a tuning run for a chain measures every family on it too and says so in its file") {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("clf_tune_chain_" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
-  clf::DeviceOptions options;
-  options.cache_dir = dir.string();
-  auto device = clf::Device::open(test::device()->info().is_gpu ? "gpu" : "cpu", options);
+  auto device = device_with_cache("clf_tune_chain_");
   clf::TuneOptions chain;
   chain.sizes = {{80, 64}};
   chain.chain = {"gaussian:sigma=2", "sobel"};
@@ -333,11 +335,11 @@ TEST_CASE("a tuning run for a chain measures every family on it too and says so 
   CHECK_THAT(text, Contains("per run of the family's workloads and the chain gaussian:sigma=2 + "
                             "sobel at 80x64."));
   // A filter the registry does not have is named, and nothing is kept.
-  std::filesystem::remove_all(dir);
+  std::filesystem::remove(clf::tuned_file(*device));
   chain.chain = {"sobel", "no_such_filter"};
   CHECK_THROWS_WITH(clf::tune(device, test::registry(), chain), Contains("no_such_filter"));
   CHECK_FALSE(std::filesystem::exists(clf::tuned_file(*device)));
-  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(device->cache_dir());
 }
 
 TEST_CASE("a tuning run keeps each family's fastest layout, and later devices open with it") {
