@@ -458,6 +458,51 @@ py::list filter_files(const std::vector<std::string>& inputs, const std::string&
 
 }  // namespace
 
+// clfilter.tune: clf::tune on one device, its winners applied to that device for the module's
+// later calls. progress(line) runs in this thread, with the GIL; a signal stops the run there.
+py::dict tune(const std::string& selector, uintptr_t context, uintptr_t cl_device,
+              const std::vector<std::string>& chain, const std::vector<std::pair<int, int>>& sizes,
+              const py::object& progress) {
+  const auto devices = devices_named(selector, context, cl_device);
+  if (devices.size() != 1)
+    throw py::value_error("clfilter.tune: '" + selector + "' names " +
+                          std::to_string(devices.size()) + " devices: tune one at a time");
+  for (const std::string& text : chain) {  // refused by name before anything is measured
+    const clf::FilterSpec spec = clf::parse_filter_spec(text);
+    const auto factory = registry().get(spec.name);
+    clf::validate_params(factory->name(), factory->params(), spec.params);
+  }
+  clf::TuneOptions options;
+  options.chain = chain;
+  options.sizes = sizes;
+  options.progress = [&progress](const std::string& line) {
+    py::gil_scoped_acquire gil;
+    if (!progress.is_none()) progress(line);
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  };
+  std::vector<clf::TuneResult> results;
+  {
+    py::gil_scoped_release release;
+    results = clf::tune(devices.front(), registry(), options);
+  }
+  py::list families;
+  for (const clf::TuneResult& r : results) {
+    py::dict family;
+    family["family"] = r.family;
+    family["chosen"] = r.chosen;
+    family["database_ms"] = r.database_ms;
+    family["chosen_ms"] = r.chosen_ms;
+    family["candidates"] = r.candidates;
+    family["refused"] = r.failed;
+    family["summary"] = r.summary();
+    families.append(family);
+  }
+  py::dict result;
+  result["file"] = clf::tuned_file(*devices.front());
+  result["families"] = families;
+  return result;
+}
+
 PYBIND11_MODULE(_clfilter, m) {
   m.doc() = "clfilter's core: OpenCL image filters over numpy arrays (see the clfilter package)";
   // clf::Error by kind: what the caller gave is a ValueError, the run being cancelled is Python's
@@ -523,6 +568,7 @@ PYBIND11_MODULE(_clfilter, m) {
       .def("describe", &PyPipeline::describe)
       .def("stats", &PyPipeline::stats);
   m.def("devices", &devices);
+  m.def("tune", &tune);
   m.def("filters", &filters, py::arg("plugin_dirs") = std::vector<std::string>{});
 #if defined(CLF_PYTHON_FILES)
   m.def("filter_files", &filter_files);

@@ -27,7 +27,7 @@ import numpy as np
 from . import _clfilter
 
 __all__ = ["filter", "filter_files", "Pipeline", "DeviceImage", "to_device", "pyopencl_context",
-           "devices", "filters", "dask_filter"]
+           "devices", "filters", "dask_filter", "tune"]
 
 # Types the device reads and writes as they are; every other real type is filtered in float32.
 _NATIVE = (np.uint8, np.uint16, np.float16, np.float32)
@@ -334,6 +334,19 @@ def filter_files(inputs, output_dir, specs, jobs=None, device=None, quality=None
 def devices():
     """Every OpenCL device: dicts with id ("P:D"), name, platform, type, memory_bytes, label."""
     return _clfilter.devices()
+
+
+def tune(device=None, filters=None, sizes=None, progress=None):
+    """Measures each kernel family's layouts on one device and keeps the fastest for later runs,
+    as ``clfilter --tune`` does: in the device's tuned file in the cache directory, applied to the
+    device now and whenever it is opened later. ``filters``: specs run as one chain on every
+    family beside its own workloads (tuning for what you run). ``sizes``: the (width, height) of
+    the f32 images measured (default 4096^2 and 8192^2 on GPUs, 1024^2 on CPUs). ``progress``: a
+    callable given each line. Returns {"file": path, "families": [{family, chosen, database_ms,
+    chosen_ms, candidates, refused, summary}]}; "chosen" "" is the database's layout."""
+    chain = _specs(filters) if filters is not None else []
+    measured = [(int(w), int(h)) for w, h in (sizes or [])]
+    return _clfilter.tune(*_device_args(device), chain, measured, progress)
 
 
 def filters(plugin_dirs=None):

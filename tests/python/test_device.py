@@ -176,3 +176,54 @@ def test_without_a_writable_cache_home_pocl_gets_a_private_temporary_one(tmp_pat
     assert done.stdout.split() == ["(8,", "8)"]
     assert own.is_dir() and (own.stat().st_mode & 0o777) == 0o700
     assert any(own.iterdir())  # PoCL's cache, there
+
+
+def test_tune_keeps_the_winners_for_later_runs_and_stops_when_progress_raises(tmp_path):
+    """clfilter.tune as ``clfilter --tune -f ...``: every family measured, the chain named in the
+    tuned file, which a later process opens the device with; a filter it lacks is refused by name;
+    what progress raises stops the run and keeps nothing. In a process of its own, whose cache
+    directory is tmp_path: the tuned file must not reach the user's."""
+    import subprocess
+    import sys
+    # PoCL's kernel cache stays where it was: the run compiles what earlier tests did not.
+    pocl = os.environ.get("POCL_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pocl")
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path), CLF_DEVICE="cpu", POCL_CACHE_DIR=pocl)
+    script = """
+import json, os, clfilter
+lines = []
+run = clfilter.tune(filters=["gaussian:sigma=2", "sobel"], sizes=[(64, 48)], progress=lines.append)
+text = open(run["file"]).read()
+try:
+    clfilter.tune(filters="no_such_filter", sizes=[(64, 48)])
+    refused = ""
+except ValueError as e:
+    refused = str(e)
+os.remove(run["file"])
+def stop(line):
+    raise RuntimeError("stopped at " + line)
+try:
+    clfilter.tune(sizes=[(64, 48)], progress=stop)
+    stopped = ""
+except RuntimeError as e:
+    stopped = str(e)
+print(json.dumps(dict(run=run, lines=lines, text=text, refused=refused, stopped=stopped,
+                      kept=os.path.exists(run["file"]))))
+"""
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    import json
+    got = json.loads(done.stdout.splitlines()[-1])
+    run = got["run"]
+    assert run["file"].startswith(str(tmp_path))
+    names = [f["family"] for f in run["families"]]
+    assert names[0] == "window" and "separable" in names
+    for family in run["families"]:
+        assert family["chosen_ms"] > 0 and family["chosen_ms"] <= family["database_ms"]
+        assert family["summary"].startswith(family["family"] + ": ")
+    assert any(line.startswith("window 0/") for line in got["lines"])
+    assert "the chain gaussian:sigma=2 + sobel at 64x48." in got["text"]
+    assert "no_such_filter" in got["refused"]
+    assert got["stopped"].startswith("stopped at window")
+    assert not got["kept"]
