@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -98,6 +99,34 @@ TEST_CASE("programs are cached in memory and on disk", "[layout]") {
     CHECK_NOTHROW(unwritable->build("probe.cl", source, "-D PROBE=5"));
     CHECK(unwritable->programs_built() == 1);
   }
+}
+
+TEST_CASE("a tuning set while other threads read it and make filters: each sees one whole tuning") {
+  auto device = clf::Device::open(std::to_string(test::device()->info().platform_index) + ":" +
+                                  std::to_string(test::device()->info().device_index));
+  clf::Tuning a = device->tuning(), b = device->tuning();
+  a.knobs["someplugin.value"] = "1";
+  b.knobs["someplugin.value"] = "2";
+  device->set_tuning(a);
+  std::atomic<bool> done{false};
+  std::atomic<int> odd{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 3; ++t)
+    readers.emplace_back([&] {
+      while (!done) {
+        const clf::Tuning& seen = device->tuning();  // stays valid after later sets
+        const double value = device->knob_number("someplugin.value", 0);
+        odd += (value != 1 && value != 2) + (seen.knobs.at("someplugin.value").size() != 1);
+        clf::Pipeline pipeline(device);
+        pipeline.add(test::registry(), "box:radius=1");
+      }
+    });
+  for (int i = 0; i < 200; ++i) device->set_tuning(i % 2 ? a : b);
+  done = true;
+  for (std::thread& thread : readers) thread.join();
+  CHECK(odd == 0);
+  CHECK(device->knob_number("someplugin.value", 0) == 1);
+  CHECK_THAT(device->tuning_source(), Catch::EndsWith(", then set by the program"));
 }
 
 TEST_CASE("threads building programs at once: each program is built once, errors reach all") {
@@ -359,13 +388,16 @@ TEST_CASE("a tuning run keeps each family's fastest layout, and later devices op
   small.build_threads = 2;
   std::vector<std::string> lines;
   std::vector<size_t> built;
+  size_t changed = 0;  // lines at which the device's own tuning was not what it was
   small.progress = [&](const std::string& line) {
     lines.push_back(line);
     built.push_back(device->programs_built());
+    changed += clf::tuning_text(device->tuning()) != database;
   };
   const std::vector<clf::TuneResult> results = clf::tune(device, test::registry(), small);
   const std::vector<clf::TuneFamily> families = clf::tune_families(device->info());
   REQUIRE(results.size() == families.size());
+  CHECK(changed == 0);  // candidates are measured on a twin: the device changes once, at the end
   size_t measured = 0;
   for (size_t f = 0; f < results.size(); ++f) {
     INFO(results[f].family);

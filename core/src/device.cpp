@@ -19,6 +19,7 @@
 #include "program_cache.hpp"
 #include "testing.hpp"
 #include "tuning_database.hpp"
+#include "tuning_state.hpp"
 #include "util.hpp"
 
 namespace fs = std::filesystem;
@@ -129,8 +130,7 @@ struct Device::Impl {
   cl::Device device;
   cl::Context context;
   cl::CommandQueue host_queue;  // blocking host transfers: weights uploads, pinned maps
-  Tuning tuning;
-  std::string tuning_source;
+  detail::TuningState tuning;   // set before the device is handed out
   uint64_t alloc_limit = 0;
   std::string build_options;  // DeviceOptions::build_options, with a leading space
   std::shared_ptr<detail::ProgramCache> programs;  // shared with twins (device_twin.hpp)
@@ -217,7 +217,9 @@ std::shared_ptr<Device> Device::make(const DeviceInfo& info, const cl::Device& d
   }
   impl->programs = std::make_shared<detail::ProgramCache>(
       info, context, device, std::move(cache_dir), options.pocl_kernel_cache);
-  impl->tuning_source = detail::initial_tuning(impl->tuning, impl->info, impl->programs->dir());
+  Tuning tuning;
+  std::string source = detail::initial_tuning(tuning, impl->info, impl->programs->dir());
+  impl->tuning.set(std::move(tuning), std::move(source));
   impl->host_queue = open_host_queue(impl->info, context, device);
   impl->recycled = std::make_unique<detail::BufferPool>(
       size_t(Device::recycled_buffers), info.global_mem_bytes / Device::recycled_share);
@@ -245,18 +247,16 @@ uint64_t Device::max_alloc_bytes() const {
   const uint64_t limit = impl_->alloc_limit, max = impl_->info.max_alloc_bytes;
   return limit && limit < max ? limit : max;
 }
-const Tuning& Device::tuning() const { return impl_->tuning; }
+const Tuning& Device::tuning() const { return impl_->tuning.tuning(); }
 void Device::set_tuning(const Tuning& tuning) {
-  impl_->tuning = tuning;
-  const char* set = ", then set by the program";
-  if (impl_->tuning_source.find(set) == std::string::npos) impl_->tuning_source += set;
+  impl_->tuning.replace(tuning, ", then set by the program");
 }
-const std::string& Device::tuning_source() const { return impl_->tuning_source; }
+const std::string& Device::tuning_source() const { return impl_->tuning.source(); }
 std::string Device::knob(const std::string& name, const std::string& fallback) const {
-  return tuning_value(impl_->tuning, name, fallback);
+  return tuning_value(tuning(), name, fallback);
 }
 double Device::knob_number(const std::string& name, double fallback) const {
-  return tuning_number(impl_->tuning, name, fallback);
+  return tuning_number(tuning(), name, fallback);
 }
 const std::string& Device::cache_dir() const { return impl_->programs->dir(); }
 size_t Device::programs_built() const { return impl_->programs->built(); }
@@ -285,7 +285,7 @@ std::vector<std::shared_ptr<Device>> open_devices(const std::string& selectors,
 cl::Program Device::build(const std::string& name, const std::string& source,
                           const std::string& own_options, Helpers helpers) {
   Impl& d = *impl_;
-  const bool loads = uses(helpers, Helpers::stage) && d.tuning.stage_with_loads;
+  const bool loads = uses(helpers, Helpers::stage) && tuning().stage_with_loads;
   const std::string options = own_options + (loads ? " -D CLF_STAGE_LOADS" : "") + d.build_options;
   std::string full = clf_kernel_contract_h;
   if (uses(helpers, Helpers::border)) full += clf_kernel_border_clh;
@@ -401,8 +401,7 @@ std::shared_ptr<Device> DeviceTwin::make(const Device& device, const Tuning& tun
   impl->alloc_limit = of.alloc_limit;
   impl->build_options = of.build_options;
   impl->programs = of.programs;
-  impl->tuning = tuning;
-  impl->tuning_source = of.tuning_source + ", then set by the tuner";
+  impl->tuning.set(tuning, of.tuning.source() + ", then set by the tuner");
   impl->host_queue = open_host_queue(of.info, of.context, of.device);
   impl->recycled = std::make_unique<BufferPool>(size_t(Device::recycled_buffers),
                                                 of.info.global_mem_bytes / Device::recycled_share);

@@ -464,27 +464,17 @@ std::vector<TuneResult> tune(const std::shared_ptr<Device>& device, const Regist
   // From the database alone, whatever an earlier tuning run chose.
   Tuning base;
   detail::apply_tuning_database(base, info, detail::tuning_database());
-  const Tuning before = device->tuning();
+  // Measured on a twin, whose tuning each candidate sets: the device's own changes once, to the
+  // winners, while other threads may be making filters on it.
+  const auto measuring = detail::DeviceTwin::make(*device, base);
   std::vector<TuneResult> results;
-  std::vector<std::pair<int, int>> measured;
+  Measure measure(measuring, registry, sizes);
   Tuning tuned = base;
-  try {
-    Measure measure(device, registry, sizes);
-    measured = measure.measured();
-    for (const TuneFamily& family : tune_families(info)) {  // each over the ones before
-      results.push_back(tune_family(family, device, registry, tuned, measure, options));
-      apply_tuning_text(tuned, results.back().chosen);
-    }
-  } catch (...) {
-    device->set_tuning(before);
-    throw;
+  for (const TuneFamily& family : tune_families(info)) {  // each over the ones before
+    results.push_back(tune_family(family, measuring, registry, tuned, measure, options));
+    apply_tuning_text(tuned, results.back().chosen);
   }
-  try {
-    write_tuned_file(path, tuned_text(info, results, measured, options.chain));
-  } catch (...) {
-    device->set_tuning(before);
-    throw;
-  }
+  write_tuned_file(path, tuned_text(info, results, measure.measured(), options.chain));
   device->set_tuning(tuned);
   return results;
 }

@@ -47,8 +47,9 @@ struct TuneOptions {
   int build_threads = 0;
 };
 
-// Measures every family's candidates on `device` (restoring its tuning after), writes the
-// winners to tuned_file(device) and applies them to `device`. Throws Error(usage) when the
+// Measures every family's candidates on `device` (on a twin of it: its context and programs, a
+// tuning of its own), writes the winners to tuned_file(device) and applies them to `device`;
+// nothing changes where it throws. Throws Error(usage) when the
 // device has no cache directory to keep them in.
 std::vector<TuneResult> tune(const std::shared_ptr<Device>& device, const Registry& registry,
                              const TuneOptions& options = {});
