@@ -275,10 +275,19 @@ std::pair<double, double> opencv_ms(const std::string& spec, const clf::Image& i
 }
 #endif
 
-// "a + b + c" is a chain of filters, fused on the device.
-void add_chain(clf::Pipeline& pipeline, const clf::Registry& registry, const std::string& spec) {
+// "a + b + c" is a chain of filters, fused on the device: its links, trimmed.
+std::vector<std::string> chain_links(const std::string& spec) {
+  std::vector<std::string> chain;
   std::istringstream links(spec);
-  for (std::string link; std::getline(links, link, '+');) pipeline.add(registry, link);
+  for (std::string link; std::getline(links, link, '+');) {
+    const size_t first = link.find_first_not_of(' '), last = link.find_last_not_of(' ');
+    chain.push_back(first == std::string::npos ? "" : link.substr(first, last - first + 1));
+  }
+  return chain;
+}
+
+void add_chain(clf::Pipeline& pipeline, const clf::Registry& registry, const std::string& spec) {
+  for (const std::string& link : chain_links(spec)) pipeline.add(registry, link);
 }
 
 clf::PixelType parse_type(const std::string& t) {
@@ -291,11 +300,17 @@ clf::PixelType parse_type(const std::string& t) {
 
 }  // namespace
 
-// --tune: clf::tune on the device, each candidate's line as it is measured, then the winners.
-int tune_device(const std::shared_ptr<clf::Device>& device, const clf::Registry& registry) {
+// --tune: clf::tune on the device, each candidate's line as it is measured, then the winners;
+// with a --filter, "a + b" as the chain every family is also timed on.
+int tune_device(const std::shared_ptr<clf::Device>& device, const clf::Registry& registry,
+                const std::vector<std::string>& filters) {
+  if (filters.size() > 1)
+    throw clf::Error(clf::ErrorKind::usage,
+                     "--tune takes one --filter, the chain to tune for (\"a + b\")");
   std::printf("device: %s\ntuning: %s\n", device->info().label().c_str(),
               device->tuning_source().c_str());
   clf::TuneOptions options;
+  if (!filters.empty()) options.chain = chain_links(filters.front());
   options.progress = [](const std::string& line) { std::printf("  %s\n", line.c_str()); };
   const auto start = std::chrono::steady_clock::now();
   for (const clf::TuneResult& r : clf::tune(device, registry, options))
@@ -321,11 +336,9 @@ int main(int argc, char** argv) try {
   std::vector<std::string> filters = options.filters;
   const clf::Environment env = clf::read_environment();
   if (options.batch) {
-    std::vector<std::string> chain;  // "a + b" as add_chain reads it
-    std::istringstream links(filters.empty() ? "gaussian:sigma=3" : filters.front());
-    for (std::string link; std::getline(links, link, '+');) chain.push_back(link);
-    return clf_bench::batch_bench(device_sel, options.batch, options.jobs, width, height, channels,
-                                  parse_type(type_name), chain, reps);
+    return clf_bench::batch_bench(
+        device_sel, options.batch, options.jobs, width, height, channels, parse_type(type_name),
+        chain_links(filters.empty() ? "gaussian:sigma=3" : filters.front()), reps);
   }
   if (options.scale) {
     // Streamed wall time and peak device memory from 1 to 64 MPix (square images), first filter.
@@ -370,7 +383,7 @@ int main(int argc, char** argv) try {
   auto device =
       clf::Device::open(device_sel.empty() ? env.device : device_sel, env.device_options());
   clf::Registry registry(env.plugin_path);
-  if (options.tune) return tune_device(device, registry);
+  if (options.tune) return tune_device(device, registry, options.filters);
   if (tuning_text == "list") {  // the fields and knobs, with this device's values
     const clf::Tuning t = device->tuning();
     for (const std::string& name : clf::tuning_field_names())

@@ -50,7 +50,8 @@ const clf::options::Table<Options> table{{
      Complete::none, "", [](O& o, S, S v) { o.tuning += (o.tuning.empty() ? "" : ",") + v; }},
     {"--tune", nullptr, filters,
      "measure the layouts and keep the fastest (clfilter --tune,\n"
-     "where the CLI is not built)",
+     "where the CLI is not built); a --filter \"a + b\": the chain\n"
+     "every family is also timed on",
      Complete::none, "", [](O& o, S, S) { o.tune = true; }},
     {"--reps", "N", runs, "best of N runs of each measurement (default 5)", Complete::none, "",
      [](O& o, S n, S v) { o.reps = whole_number(n, v, 1, 10000); }},
