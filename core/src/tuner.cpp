@@ -255,7 +255,13 @@ void build_candidates(const std::vector<Chain>& workloads, const std::vector<std
     }
   };
   std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+  try {
+    for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+  } catch (...) {  // a thread the system would not start: the others stop and are joined
+    stop = true;
+    for (std::thread& thread : pool) thread.join();
+    throw;
+  }
   std::exception_ptr error;
   for (size_t shown = 0; shown < texts.size() && !error;) {
     std::unique_lock<std::mutex> lock(mutex);
