@@ -352,6 +352,14 @@ int tune(const Options& o, const clf::Registry& registry) {
     throw clf::Error(clf::ErrorKind::usage,
                      "--tune takes no files: it measures on images of its own (--filter: the "
                      "filters to tune for)");
+  const std::vector<std::string> apply = {"--tune",    "--filter", "--device",    "--jobs",
+                                          "--verbose", "--quiet",  "--plugin-dir"};
+  for (const std::string& name : o.given)
+    if (std::find(apply.begin(), apply.end(), name) == apply.end())
+      throw clf::Error(clf::ErrorKind::usage,
+                       name +
+                           " does not apply to --tune (it takes --filter, --device, --jobs, "
+                           "--plugin-dir, -v and -q)");
   if (!o.filters.empty()) check_chain(registry, o.filters);
   for (const auto& device : clf::open_devices(o.device, o.env.device_options())) {
     std::cerr << "clfilter: tuning " << device->info().label() << "\n";

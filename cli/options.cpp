@@ -202,7 +202,7 @@ Options parse_args(int argc, char** argv) {
   o.device = o.env.device;
   if (!o.env.variant.empty()) o.variant = o.env.variant, o.variant_from = "CLF_VARIANT";
   if (!o.env.tile.empty()) o.tile = o.env.tile, o.tile_from = "CLF_TILE";
-  table.parse(argc, argv, o, &o.positional);
+  table.parse(argc, argv, o, &o.positional, &o.given);
   return o;
 }
 

@@ -14,6 +14,7 @@ namespace clf::cli {
 
 struct Options {
   std::vector<std::string> positional, filters, plugin_dirs;
+  std::vector<std::string> given;  // the options on the command line, by long name, in order
   std::string device, variant, tile, trace, output_dir, frames, io = "auto";
   std::string variant_from = "--variant", tile_from = "--tile";  // named in errors
   clf::Environment env;  // read once, in main's thread, before any other

@@ -61,9 +61,11 @@ class Table {
   explicit Table(std::vector<Spec<Options>> specs) : specs_(std::move(specs)) {}
 
   // Sets `o` from argv[1..]: "--name value", "--name=value", "-n value", flags. Words that are
-  // not options go to `positional`, or are refused where it is null. Throws Error(usage) naming
-  // the option for an unknown one, a missing value or a bad value.
-  void parse(int argc, char** argv, Options& o, std::vector<std::string>* positional) const {
+  // not options go to `positional`, or are refused where it is null; each option given goes to
+  // `given` (when not null) by its long name. Throws Error(usage) naming the option for an
+  // unknown one, a missing value or a bad value.
+  void parse(int argc, char** argv, Options& o, std::vector<std::string>* positional,
+             std::vector<std::string>* given = nullptr) const {
     for (int i = 1; i < argc; ++i) {
       std::string arg = argv[i], value;
       bool has_inline = false;
@@ -91,6 +93,10 @@ class Table {
         value = argv[++i];
       }
       spec->set(o, arg, value);
+      if (given) {
+        const std::string names = spec->names;
+        given->push_back(names.substr(names.rfind(' ') + 1));  // "-f, --filter": "--filter"
+      }
     }
   }
 

@@ -201,9 +201,14 @@ TEST_CASE("--tune refuses files and bad filters by name, and -v names where the 
   const Result files = clfilter("--tune in.png out.png");
   CHECK(files.code == 2);
   CHECK_THAT(files.err, Contains("--tune takes no files"));
-  const Result unknown = clfilter("--tune -f sobel -f no_such_filter");
+  // The options that apply pass (to the filters' check); the others are named.
+  const Result unknown = clfilter("--tune -j 2 -q --device cpu -f sobel -f no_such_filter");
   CHECK(unknown.code == 2);
   CHECK_THAT(unknown.err, Contains("no_such_filter"));
+  const Result elsewhere = clfilter("--tune -f sobel --output-dir out");
+  CHECK(elsewhere.code == 2);
+  CHECK_THAT(elsewhere.err, Contains("--output-dir does not apply to --tune"));
+  CHECK_THAT(clfilter("--tune --variant=tiled").err, Contains("--variant does not apply"));
   const Result even = clfilter("--tune -f median:ksize=4");
   CHECK(even.code == 2);
   CHECK_THAT(even.err, Contains("ksize"));
