@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -109,7 +110,7 @@ TEST_CASE("a tuning set while other threads read it and make filters: each sees 
   b.knobs["someplugin.value"] = "2";
   device->set_tuning(a);
   std::atomic<bool> done{false};
-  std::atomic<int> odd{0};
+  std::atomic<int> odd{0}, reads{0};
   std::vector<std::thread> readers;
   for (int t = 0; t < 3; ++t)
     readers.emplace_back([&] {
@@ -119,9 +120,17 @@ TEST_CASE("a tuning set while other threads read it and make filters: each sees 
         odd += (value != 1 && value != 2) + (seen.knobs.at("someplugin.value").size() != 1);
         clf::Pipeline pipeline(device);
         pipeline.add(test::registry(), "box:radius=1");
+        ++reads;
       }
     });
-  for (int i = 0; i < 200; ++i) device->set_tuning(i % 2 ? a : b);
+  // From the readers' first filter (its program built), 200 sets at least, and on, a
+  // millisecond apart, until the readers have made 30 filters between them.
+  while (reads < 1) std::this_thread::yield();
+  for (int i = 0; i < 200 || reads < 30; ++i) {
+    device->set_tuning(i % 2 ? a : b);
+    if (i >= 200) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  device->set_tuning(a);
   done = true;
   for (std::thread& thread : readers) thread.join();
   CHECK(odd == 0);

@@ -228,8 +228,8 @@ class Device {
   // The largest single buffer: CL_DEVICE_MAX_MEM_ALLOC_SIZE, or the alloc_limit when lower.
   uint64_t max_alloc_bytes() const;
 
-  // The tuning a filter made now takes. set_tuning may run while other threads make filters or
-  // read the tuning: each tuning set stays as it is, as long as the device.
+  // The tuning a filter made now takes. set_tuning may run while other threads read it: each
+  // tuning set is kept, as it is, while the device lives (a setting, not a per-run call).
   const Tuning& tuning() const;
   void set_tuning(const Tuning& tuning);
   // Where the tuning came from: "database [gpu] [device H200]", and ", then set by the program"
