@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <future>
 #include <iostream>
 #include <mutex>
@@ -395,10 +396,17 @@ int run(int argc, char** argv) {
               << (o.env.pocl_cache_dir.empty() ? "no HOME" : o.env.pocl_cache_dir + " not writable")
               << "; POCL_CACHE_DIR chooses one)\n";
   if (o.list_devices) {
-    for (const auto& d : clf::list_devices())
+    for (const auto& d : clf::list_devices()) {
+      const std::string tuned = clf::tuned_file(d, o.env.cache_dir);
+      std::error_code ec;
       std::cout << d.label() << "\n    driver " << d.driver_version << ", "
                 << (d.max_alloc_bytes >> 20) << " MiB max allocation, " << (d.local_mem_bytes >> 10)
-                << " KiB local memory, " << d.compute_units << " compute units\n";
+                << " KiB local memory, " << d.compute_units << " compute units\n    tuning: "
+                << (!tuned.empty() && std::filesystem::exists(tuned, ec)
+                        ? "tuned (" + tuned + ")"
+                        : "the database's (clfilter --tune measures this device)")
+                << "\n";
+    }
     return 0;
   }
   std::vector<std::string> plugin_dirs = o.plugin_dirs;

@@ -150,7 +150,9 @@ const clf::options::Table<Options> table{{
      Complete::none, "", [](O& o, S, S) { o.quiet = true; }},
     {"--list-filters", "[NAME]", output, "every filter and its parameters (or one filter's)",
      Complete::filters, "", [](O& o, S, S v) { o.list_filters = v; }},
-    {"--list-devices", nullptr, output, "every OpenCL device, with its driver and memory",
+    {"--list-devices", nullptr, output,
+     "every OpenCL device, with its driver, memory and tuning\n"
+     "(the database's, or a --tune run's file)",
      Complete::none, "", [](O& o, S, S) { o.list_devices = true; }},
     {"--tune", nullptr, output,
      "measure the kernel layouts on the device (--device) and keep\n"

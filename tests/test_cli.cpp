@@ -177,6 +177,17 @@ TEST_CASE("help, version and listings teach and exit 0") {
   Result devices = clfilter("--list-devices");
   CHECK(devices.code == 0);
   CHECK_THAT(devices.out, Contains(clf::list_devices()[0].name));
+  // Each device says whether a tuning run's file is there for it, in the cache directory.
+  const fs::path cache = scratch() / "list_cache";
+  fs::remove_all(cache);
+  const std::string env = "XDG_CACHE_HOME='" + cache.string() + "'";
+  CHECK_THAT(clfilter("--list-devices", env).out,
+             Contains("tuning: the database's (clfilter --tune measures this device)"));
+  const std::string tuned = clf::tuned_file(clf::list_devices()[0], (cache / "clfilter").string());
+  fs::create_directories(fs::path(tuned).parent_path());
+  std::ofstream(tuned) << "[device " << clf::list_devices()[0].name << "]\n";
+  CHECK_THAT(clfilter("--list-devices", env).out, Contains("tuning: tuned (" + tuned + ")"));
+  fs::remove_all(cache);
 }
 
 TEST_CASE("every filter the help shows is one the registry builds") {

@@ -454,6 +454,10 @@ std::string tuned_file(const Device& device) {
   return detail::tuned_path(device.info(), device.cache_dir());
 }
 
+std::string tuned_file(const DeviceInfo& info, const std::string& cache_dir) {
+  return detail::tuned_path(info, cache_dir);
+}
+
 std::vector<TuneResult> tune(const std::shared_ptr<Device>& device, const Registry& registry,
                              const TuneOptions& options) {
   const std::string path = tuned_file(*device);

@@ -56,5 +56,7 @@ std::vector<TuneResult> tune(const std::shared_ptr<Device>& device, const Regist
 // Where a device's tuning run is kept: <cache_dir>/tuning/<device name>-<driver version>.tuning;
 // "" when the device has no cache directory.
 std::string tuned_file(const Device& device);
+// The same for a device not opened: its description and a cache directory (Environment's).
+std::string tuned_file(const DeviceInfo& info, const std::string& cache_dir);
 
 }  // namespace clf
