@@ -456,8 +456,6 @@ py::list filter_files(const std::vector<std::string>& inputs, const std::string&
 }
 #endif
 
-}  // namespace
-
 // clfilter.tune: clf::tune on one device, its winners applied to that device for the module's
 // later calls. progress(line) runs in this thread, with the GIL; a signal stops the run there.
 py::dict tune(const std::string& selector, uintptr_t context, uintptr_t cl_device,
@@ -467,11 +465,6 @@ py::dict tune(const std::string& selector, uintptr_t context, uintptr_t cl_devic
   if (devices.size() != 1)
     throw py::value_error("clfilter.tune: '" + selector + "' names " +
                           std::to_string(devices.size()) + " devices: tune one at a time");
-  for (const std::string& text : chain) {  // refused by name before anything is measured
-    const clf::FilterSpec spec = clf::parse_filter_spec(text);
-    const auto factory = registry().get(spec.name);
-    clf::validate_params(factory->name(), factory->params(), spec.params);
-  }
   clf::TuneOptions options;
   options.chain = chain;
   options.sizes = sizes;
@@ -502,6 +495,8 @@ py::dict tune(const std::string& selector, uintptr_t context, uintptr_t cl_devic
   result["families"] = families;
   return result;
 }
+
+}  // namespace
 
 PYBIND11_MODULE(_clfilter, m) {
   m.doc() = "clfilter's core: OpenCL image filters over numpy arrays (see the clfilter package)";

@@ -19,7 +19,9 @@
 #include <thread>
 
 #include "clf/error.hpp"
+#include "clf/params.hpp"
 #include "clf/pipeline.hpp"
+#include "clf/registry.hpp"
 #include "device_twin.hpp"
 #include "tuning_database.hpp"
 
@@ -464,6 +466,11 @@ std::vector<TuneResult> tune(const std::shared_ptr<Device>& device, const Regist
   if (path.empty())
     throw Error(ErrorKind::usage,
                 "tuning needs a cache directory to keep its results in (CLF_NO_DISK_CACHE is set)");
+  for (const std::string& text : options.chain) {  // refused by name before anything is measured
+    const FilterSpec spec = parse_filter_spec(text);
+    const auto factory = registry.get(spec.name);
+    validate_params(factory->name(), factory->params(), spec.params);
+  }
   const DeviceInfo& info = device->info();
   // GPUs: 4096^2 and 8192^2, so that a layout wins from 4K-size to large images: the rect walk's
   // reach fastest at 4096^2 alone is not at 8192^2.

@@ -49,7 +49,8 @@ struct TuneOptions {
 
 // Measures every family's candidates on `device` (on a twin of it: its context and programs, a
 // tuning of its own), writes the winners to tuned_file(device) and applies them to `device`;
-// nothing changes where it throws. Throws Error(usage) when the
+// nothing changes where it throws. A chain's filter the registry lacks, or a bad parameter, is
+// Error(usage) before anything is measured. Throws Error(usage) when the
 // device has no cache directory to keep them in.
 std::vector<TuneResult> tune(const std::shared_ptr<Device>& device, const Registry& registry,
                              const TuneOptions& options = {});
