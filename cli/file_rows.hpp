@@ -67,7 +67,7 @@ class FileRowSink final : public RowSink {
   const std::string& whole_image_note() const { return whole_image_note_; }
   // The size, channels and pixel type(s) the encoder writes (JPEG: u8, whatever came in).
   std::string written() const;
-  // Channels the format drops, named, one sentence each.
+  // Channels the format drops and types it narrows, named, one sentence each.
   const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
@@ -77,6 +77,7 @@ class FileRowSink final : public RowSink {
   std::string writer_error();
   void verify_unproxied();
   void note_written();
+  void note_narrowed(const std::string& format);
   [[noreturn]] void fail(const std::string& why);
   std::string path_;
   TempOutput tmp_;  // declared before file_ and out_: they close before an uncommitted file goes

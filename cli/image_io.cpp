@@ -168,6 +168,16 @@ std::vector<std::string> lost_in_output(OIIO::ImageInput& in, const std::string&
   if (parts > 1)
     lost.push_back("'" + path + "' has " + std::to_string(parts) +
                    " parts (subimages); only the first is filtered and written");
+  // TIFF pages and GIF frames are not counted in the header: a second subimage is looked for
+  // (one directory for TIFF, one frame for GIF), not counted, as counting reads every one.
+  if (!spec.find_attribute("oiio:subimages") && std::string(in.format_name()) != "openexr") {
+    if (in.seek_subimage(1, 0))
+      lost.push_back("'" + path +
+                     "' has more than one subimage (pages or frames); only the first is filtered "
+                     "and written");
+    in.geterror();  // a failed seek past the last subimage is not an error of the file
+    in.seek_subimage(0, 0);
+  }
   if (spec.tile_width > 0) {  // MIP levels exist only in tiled files: only those are asked
     if (in.seek_subimage(0, 1))
       lost.push_back("'" + path +
@@ -287,10 +297,18 @@ ImageFile read_image_file(const std::string& path, const ImageAllocator& allocat
   return file;
 }
 
+// The path first (a directory given as OUT is named so, not as an unknown format), then the
+// format its extension names.
 void check_writable(const std::string& path) {
-  if (!OIIO::ImageOutput::create(path))
-    throw Error(ErrorKind::io, "cannot write '" + path + "': " + clean(OIIO::geterror()));
   check_output_path(path);
+  if (OIIO::ImageOutput::create(path)) return;
+  std::string why = clean(OIIO::geterror());
+  const std::string ext = fs::path(path).extension().string();
+  if (why.find("could not find a format writer") != std::string::npos)
+    why = (ext.empty() ? std::string("no extension to choose a format by")
+                       : "no format OpenImageIO writes is named '" + ext + "'") +
+          " (e.g. .exr, .png, .tif, .jpg)";
+  throw Error(ErrorKind::io, "cannot write '" + path + "': " + why);
 }
 
 FileRowSink::FileRowSink(const std::string& path, const OIIO::ImageSpec& spec, PixelType type,
@@ -369,6 +387,40 @@ std::string FileRowSink::written() const {
          std::to_string(s.nchannels) + (s.nchannels == 1 ? " channel, " : " channels, ") + types;
 }
 
+namespace {
+// Whether every value of type `from` is a value of type `to` (u8 in half, u16 in float; not u16
+// in half, nor float in u16).
+bool holds_every(OIIO::TypeDesc to, OIIO::TypeDesc from) {
+  if (to == from) return true;
+  const auto bits = [](OIIO::TypeDesc t) {  // an integer's magnitude bits, a float's mantissa's
+    if (t.is_floating_point()) return t.size() == 2 ? 11 : t.size() == 4 ? 24 : 53;
+    return int(t.size()) * 8 - (t.is_signed() ? 1 : 0);
+  };
+  if (from.is_floating_point()) return to.is_floating_point() && to.size() >= from.size();
+  if (!to.is_floating_point() && from.is_signed() && !to.is_signed()) return false;
+  return bits(to) >= bits(from);
+}
+}  // namespace
+
+// A type the format cannot hold is converted by the encoder without a word (PNG takes floats as
+// u8, JPEG u16 as u8): named here, once, with the type it became.
+void FileRowSink::note_narrowed(const std::string& format) {
+  const int channels = std::min(spec_.nchannels, written_spec_.nchannels);
+  for (int c = 0; c < channels; ++c) {
+    const OIIO::TypeDesc asked = spec_.channelformat(c), got = written_spec_.channelformat(c);
+    if (holds_every(got, asked)) continue;
+    std::string how = "with less precision";
+    if (asked.is_floating_point() && got == OIIO::TypeDesc::UINT8)
+      how = "0..1 as 0..255, values outside it clipped";
+    else if (asked.is_floating_point() && got == OIIO::TypeDesc::UINT16)
+      how = "0..1 as 0..65535, values outside it clipped";
+    warnings_.push_back("'" + path_ + "': the " + format + " format does not hold " +
+                        type_name(asked) + " pixels; they are written as " + type_name(got) + " (" +
+                        how + ")");
+    return;
+  }
+}
+
 // What the encoder wrote, from the file's own header: some writers take channels or types they
 // cannot store and drop or convert them silently (JPEG drops alpha, writes floats as u8).
 void FileRowSink::note_written() {
@@ -380,6 +432,7 @@ void FileRowSink::note_written() {
   const std::string format = in->format_name();
   written_spec_ = in->spec();
   const int kept = written_spec_.nchannels;
+  note_narrowed(format);
   if (kept >= spec_.nchannels) return;
   std::string dropped;
   for (int c = kept; c < spec_.nchannels; ++c)

@@ -336,8 +336,9 @@ int run_batch(const Options& o, const clf::Registry& registry,
       },
       batch);
   if (!o.quiet)
-    std::cout << "clfilter: wrote " << done - failed << " of " << jobs.size() << " files in "
-              << int(ms_since(start) + 0.5) << " ms (" << workers << " jobs)\n";
+    std::cout << "clfilter: wrote " << done - failed << " of " << jobs.size()
+              << (jobs.size() == 1 ? " file in " : " files in ") << int(ms_since(start) + 0.5)
+              << " ms (" << workers << (workers == 1 ? " job)\n" : " jobs)\n");
   if (failed) {
     std::cerr << "clfilter: error: " << failed << " of " << jobs.size()
               << " files failed (named above)\n";

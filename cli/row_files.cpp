@@ -95,7 +95,9 @@ void check_output_path(const std::string& path) {
                                    named + " is not writable");
   const fs::file_status status = fs::status(p, ec);
   if (fs::is_directory(status))
-    throw Error(ErrorKind::io, "cannot write '" + path + "': it is a directory");
+    throw Error(ErrorKind::io, "cannot write '" + path +
+                                   "': it is a directory (to write files into it: --output-dir '" +
+                                   path + "')");
   if (fs::exists(status) && !fs::is_regular_file(status))
     throw Error(ErrorKind::io, "cannot write '" + path + "': not a regular file");
   if (fs::exists(status) && ::access(p.c_str(), W_OK) != 0)
@@ -104,16 +106,16 @@ void check_output_path(const std::string& path) {
                                    "writable; clfilter does not replace a file it may not write)");
 }
 
-void prepare_output_dir(const std::string& dir) {
+void prepare_output_dir(const std::string& dir, const std::string& option) {
   std::error_code ec;
   const fs::file_status status = fs::status(dir, ec);
   if (fs::exists(status)) {
     if (!fs::is_directory(status))
-      throw Error(ErrorKind::usage, "--output-dir '" + dir + "' is a file, not a directory");
+      throw Error(ErrorKind::usage, option + " '" + dir + "' is a file, not a directory");
     return;
   }
   fs::create_directories(dir, ec);
-  if (ec) throw Error(ErrorKind::io, "cannot create --output-dir '" + dir + "': " + ec.message());
+  if (ec) throw Error(ErrorKind::io, "cannot create " + option + " '" + dir + "': " + ec.message());
 }
 
 TempOutput::TempOutput(const std::string& path) : path_(path), destination_(destination_of(path)) {

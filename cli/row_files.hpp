@@ -42,9 +42,10 @@ class ForwardRows {
 // refuses). A symbolic link is checked at its target.
 void check_output_path(const std::string& path);
 
-// --output-dir: created (with its parents) when missing, as a batch's outputs need it; Error(usage)
-// when it names a file, Error(io) naming the cause when it cannot be created.
-void prepare_output_dir(const std::string& dir);
+// A batch's output directory: created (with its parents) when missing, as its outputs need it;
+// Error(usage) when it names a file, Error(io) naming the cause when it cannot be created. `option`
+// names it in those messages: "--output-dir" on the command line, "output_dir" in Python.
+void prepare_output_dir(const std::string& dir, const std::string& option = "--output-dir");
 
 // An output file's temporary name beside its destination (same directory, so the rename is atomic;
 // same extension, so codecs that go by the name pick the same format). The destination is `path`,

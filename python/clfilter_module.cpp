@@ -15,6 +15,7 @@
 #include "clf/clf.hpp"
 #if defined(CLF_PYTHON_FILES)
 #include "batch.hpp"
+#include "row_files.hpp"
 #endif
 
 namespace py = pybind11;
@@ -149,9 +150,17 @@ clf::Image image_over(const py::array& array) {
     throw py::value_error("clfilter: expected an HxW or HxWxC array (got " +
                           std::to_string(info.ndim) + " dimensions)");
   const auto h = info.shape[0], w = info.shape[1], c = info.ndim == 3 ? info.shape[2] : 1;
-  if (h < 1 || w < 1 || c < 1 || h > INT32_MAX || w > INT32_MAX || c > clf::max_image_channels)
-    throw py::value_error("clfilter: cannot filter an array of shape " +
-                          std::string(py::str(array.attr("shape"))));
+  const std::string shape = std::string(py::str(array.attr("shape")));
+  if (h < 1 || w < 1 || c < 1)
+    throw py::value_error("clfilter: cannot filter an empty array (shape " + shape + ")");
+  if (c > clf::max_image_channels)
+    throw py::value_error("clfilter: cannot filter an array of shape " + shape + ": " +
+                          std::to_string(c) + " channels, more than an image's " +
+                          std::to_string(clf::max_image_channels) +
+                          " (channels go last, HxWxC; for CxHxW pass a.transpose(1, 2, 0))");
+  if (h > INT32_MAX || w > INT32_MAX)
+    throw py::value_error("clfilter: cannot filter an array of shape " + shape +
+                          ": a side past 2^31 - 1 pixels");
   // Rows of interleaved channels, nothing else: the streamer addresses the memory that way.
   py::ssize_t step = info.itemsize;
   for (size_t i = info.shape.size(); i-- > 0; step *= info.shape[i])
@@ -414,6 +423,7 @@ py::list filter_files(const std::vector<std::string>& inputs, const std::string&
   py::list list;
   if (inputs.empty()) return list;
   const std::vector<clf::FileJob> plan = clf::plan_jobs(inputs, output_dir, "");
+  clf::prepare_output_dir(output_dir, "output_dir");  // as the command line's --output-dir
   std::atomic<bool> cancel{false};
   clf::BatchOptions options;
   options.io = io;

@@ -318,7 +318,14 @@ TEST_CASE("bad input gets a clear error, a non-zero exit and no output file") {
       {"ok.png x.png -f sobel --zero-copy maybe", "--zero-copy expects on or off", 2},
       {"ok.png x.png -f sobel --device no-such-device", "no OpenCL device matches 'no-such-device'", 1},
       {"ok.png nodir/x.png -f sobel", "directory 'nodir' does not exist", 1},
-      {"ok.png x.unknownext -f sobel", "cannot write 'x.unknownext'", 1},
+      {"ok.png x.unknownext -f sobel",
+       "cannot write 'x.unknownext': no format OpenImageIO writes is named '.unknownext' (e.g. "
+       ".exr, .png, .tif, .jpg)",
+       1},
+      {"ok.png x -f sobel", "cannot write 'x': no extension to choose a format by", 1},
+      {"ok.png . -f sobel", "cannot write '.': it is a directory (to write files into it: "
+                            "--output-dir '.')",
+       1},
       {"wide.png x.png -f sobel --max-device-memory 1K", "the smallest budget is 1M", 2},
   };
   for (const auto& c : cases) {
@@ -363,6 +370,7 @@ TEST_CASE("errors name the real cause once: corrupt PNG, unreadable input, --out
   INFO(r.err);
   CHECK(r.code == 0);
   CHECK(fs::exists(scratch() / "made" / "here" / "whole.png"));
+  CHECK_THAT(r.out, Contains("wrote 1 of 1 file in ") && Contains(" ms (1 job)"));
   r = clfilter("whole.png -o whole.png -f box");
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Contains("--output-dir 'whole.png' is a file, not a directory"));
@@ -685,6 +693,22 @@ TEST_CASE("the report names the type and channels written; dropped alpha and CMY
   r = clfilter("rgba.exr rgba_out.exr -f box");
   CHECK_THAT(r.out, Contains("wrote rgba_out.exr (40x30, 4 channels, f16)"));
   CHECK_THAT(r.err, !Contains("warning"));
+  // A type the format cannot hold is named with the type it became, under -q too; a type it
+  // holds every value of (u8 as EXR's half, u16 as TIFF's u16) is not.
+  CHECK_THAT(clfilter("rgba.exr rgba.png -f box -q").err,
+             Contains("clfilter: warning: 'rgba.png': the png format does not hold f16 pixels; they "
+                      "are written as u8 (0..1 as 0..255, values outside it clipped)"));
+  write_test_image(scratch() / "u16.png", test::random_image(40, 30, 1, clf::PixelType::u16, 7));
+  CHECK_THAT(clfilter("u16.png u16.jpg -f box -q").err,
+             Contains("clfilter: warning: 'u16.jpg': the jpeg format does not hold u16 pixels; they "
+                      "are written as u8 (with less precision)"));
+  write_test_image(scratch() / "u8.png", test::random_image(40, 30, 3, clf::PixelType::u8, 8));
+  for (const char* args : {"u8.png u8.exr -f box", "u16.png u16.tif -f box"}) {
+    r = clfilter(args);
+    INFO(args << ": " << r.err);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.err, !Contains("warning"));
+  }
 
   // A CMYK JPEG (tests/data/cmyk.jpg, written by Pillow; OpenImageIO reads it as RGB): named,
   // under -q too.
@@ -718,6 +742,24 @@ TEST_CASE("what the output cannot keep is warned about by name; other pixel type
   Result quiet = clfilter("-q parts.exr parts_out.exr -f box");
   CHECK(quiet.out.empty());
   CHECK_THAT(quiet.err, Contains("clfilter: warning: 'parts.exr' has 2 parts"));
+  // TIFF pages (and GIF frames) are not counted in the header: a second one is found and named.
+  {
+    OIIO::ImageSpec page(32, 24, 1, OIIO::TypeDesc::FLOAT);
+    auto out = OIIO::ImageOutput::create((scratch() / "pages.tif").string());
+    REQUIRE(out->supports("multiimage"));
+    REQUIRE(out->open((scratch() / "pages.tif").string(), page));
+    REQUIRE(out->write_image(OIIO::TypeDesc::FLOAT, img.data()));
+    REQUIRE(out->open((scratch() / "pages.tif").string(), page, OIIO::ImageOutput::AppendSubimage));
+    REQUIRE(out->write_image(OIIO::TypeDesc::FLOAT, img.data()));
+    REQUIRE(out->close());
+  }
+  Result pages = clfilter("-q pages.tif pages_out.tif -f box");
+  CHECK(pages.code == 0);
+  CHECK_THAT(pages.err, Contains("clfilter: warning: 'pages.tif' has more than one subimage (pages "
+                                 "or frames); only the first is filtered and written"));
+  Result one_page = clfilter("-q pages_out.tif pages_again.tif -f box");
+  CHECK(one_page.code == 0);
+  CHECK_THAT(one_page.err, !Contains("warning"));
 
   // int16 is exact in float: filtered and written back as int16, no warning.
   {

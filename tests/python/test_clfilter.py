@@ -299,6 +299,13 @@ def test_arguments_that_are_not_images_or_specs_are_named():
         clfilter.filter(np.float32(3.0) * np.ones(()), "box")
     with pytest.raises(ValueError, match=r"got 1 dimensions"):
         clfilter.filter(np.ones(5, np.float32), "box")
+    with pytest.raises(ValueError, match=r"an empty array \(shape \(0, 5\)\)"):
+        clfilter.filter(np.ones((0, 5), np.float32), "box")
+    # Channels first (as torch keeps them): named, with the transpose that fixes it.
+    rgb = photos.astronaut()
+    with pytest.raises(ValueError, match=r"\(3, 512, 512\): 512 channels, more than an image's 64 "
+                       r"\(channels go last, HxWxC; for CxHxW pass a.transpose\(1, 2, 0\)\)"):
+        clfilter.filter(np.ascontiguousarray(rgb.transpose(2, 0, 1)), "box")
     with pytest.raises(TypeError, match=r"filter specs are a string .* \(got int\)"):
         clfilter.filter(photo, 5)
     with pytest.raises(TypeError, match=r"filter specs are a string .* \(got list\)"):

@@ -90,8 +90,19 @@ def test_bad_arguments_are_named_before_any_file_opens(tmp_path):
         clfilter.filter_files([inputs[0], inputs[0]], tmp_path, "box")
     with pytest.raises(ValueError, match="io is 'auto' or 'oiio'"):
         clfilter.filter_files(inputs, tmp_path, "box", io="pil")
-    with pytest.raises(RuntimeError, match="cannot write"):
-        clfilter.filter_files(inputs, tmp_path / "no such folder", "box")
+    with pytest.raises(ValueError, match="output_dir '%s' is a file, not a directory" % inputs[0]):
+        clfilter.filter_files(inputs[1:], inputs[0], "box")
+    with pytest.raises(RuntimeError, match="cannot write '.*x.unknown': no format OpenImageIO "
+                       "writes is named '.unknown'"):
+        clfilter.filter_files([tmp_path / "x.unknown"], tmp_path / "out", "box")
+    assert clfilter.filter_files([], tmp_path, "box") == []
+
+
+def test_a_missing_output_dir_is_created_as_the_command_line_creates_it(tmp_path):
+    inputs = write_inputs(tmp_path / "in")[:2]
+    results = clfilter.filter_files(inputs, tmp_path / "new" / "folder", "box")
+    assert [r["written"] for r in results] == [True, True]
+    assert sorted(os.listdir(tmp_path / "new" / "folder")) == sorted(p.name for p in inputs)
     assert clfilter.filter_files([], tmp_path, "box") == []
 
 
