@@ -153,11 +153,13 @@ clf::Image image_over(const py::array& array) {
   const std::string shape = std::string(py::str(array.attr("shape")));
   if (h < 1 || w < 1 || c < 1)
     throw py::value_error("clfilter: cannot filter an empty array (shape " + shape + ")");
+  // A first axis short enough to be channels is likely CxHxW (as torch keeps images): say so.
+  const bool channels_first = h <= clf::max_image_channels;
   if (c > clf::max_image_channels)
-    throw py::value_error("clfilter: cannot filter an array of shape " + shape + ": " +
-                          std::to_string(c) + " channels, more than an image's " +
-                          std::to_string(clf::max_image_channels) +
-                          " (channels go last, HxWxC; for CxHxW pass a.transpose(1, 2, 0))");
+    throw py::value_error(
+        "clfilter: cannot filter an array of shape " + shape + ": " + std::to_string(c) +
+        " channels, more than an image's " + std::to_string(clf::max_image_channels) +
+        (channels_first ? " (channels go last, HxWxC; for CxHxW pass a.transpose(1, 2, 0))" : ""));
   if (h > INT32_MAX || w > INT32_MAX)
     throw py::value_error("clfilter: cannot filter an array of shape " + shape +
                           ": a side past 2^31 - 1 pixels");

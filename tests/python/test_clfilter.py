@@ -306,6 +306,8 @@ def test_arguments_that_are_not_images_or_specs_are_named():
     with pytest.raises(ValueError, match=r"\(3, 512, 512\): 512 channels, more than an image's 64 "
                        r"\(channels go last, HxWxC; for CxHxW pass a.transpose\(1, 2, 0\)\)"):
         clfilter.filter(np.ascontiguousarray(rgb.transpose(2, 0, 1)), "box")
+    with pytest.raises(ValueError, match=r"\(512, 512, 70\): 70 channels, more than an image's 64$"):
+        clfilter.filter(np.zeros((512, 512, 70), np.uint8), "box")
     with pytest.raises(TypeError, match=r"filter specs are a string .* \(got int\)"):
         clfilter.filter(photo, 5)
     with pytest.raises(TypeError, match=r"filter specs are a string .* \(got list\)"):
