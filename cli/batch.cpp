@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <mutex>
 #include <thread>
 
@@ -36,8 +37,9 @@ FileResult run_file(const FileJob& job, Pipeline& pipeline, const BatchOptions& 
   const std::unique_ptr<InputFile> input = io.open_input(job.in, options.run.cancel);
   const std::unique_ptr<OutputFile> output =
       io.open_output(job.out, *input, options.output, options.run.cancel);
-  pipeline.run(*input, *output, run);
+  result.stats = pipeline.run(*input, *output, run);
   output->commit();
+  result.pixels = uint64_t(input->shape().width) * uint64_t(input->shape().height);
   result.written = true;
   result.warnings = input->warnings();
   for (const auto& w : output->warnings()) result.warnings.push_back(w);
@@ -107,6 +109,39 @@ std::vector<FileResult> run_files(
                                           std::to_string(jobs.size()) + " files were written");
   }
   return results;
+}
+
+std::string batch_summary(const std::vector<FileResult>& results, double wall_ms) {
+  std::vector<double> ms;
+  uint64_t pixels = 0;
+  RunStats busy;
+  for (const FileResult& r : results) {
+    if (!r.written) continue;
+    ms.push_back(r.ms);
+    pixels += r.pixels;
+    busy.upload_busy_ms += r.stats.upload_busy_ms;
+    busy.compute_busy_ms += r.stats.compute_busy_ms;
+    busy.download_busy_ms += r.stats.download_busy_ms;
+    busy.profiled = r.stats.profiled;
+  }
+  std::sort(ms.begin(), ms.end());
+  const double seconds = std::max(wall_ms, 1e-3) / 1000;
+  char text[512];
+  int n = std::snprintf(text, sizeof text,
+                        "batch: %zu of %zu files, %.1f MPix, wall %.1f ms (%.2f files/s, %.1f "
+                        "MPix/s)",
+                        ms.size(), results.size(), pixels / 1e6, wall_ms, ms.size() / seconds,
+                        pixels / 1e6 / seconds);
+  if (!ms.empty() && n > 0 && n < int(sizeof text))
+    n += std::snprintf(text + n, sizeof text - n,
+                       "\na file (IN opened to OUT renamed): %.1f ms shortest, %.1f median, %.1f "
+                       "longest",
+                       ms.front(), ms[ms.size() / 2], ms.back());
+  if (busy.profiled && n > 0 && n < int(sizeof text))
+    std::snprintf(text + n, sizeof text - n,
+                  "\nbusy, all files: upload %.2f ms, compute %.2f ms, download %.2f ms",
+                  busy.upload_busy_ms, busy.compute_busy_ms, busy.download_busy_ms);
+  return text;
 }
 
 }  // namespace clf

@@ -6,6 +6,7 @@
 // and takes no new ones.
 #pragma once
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "clf/device.hpp"
 #include "clf/pipeline.hpp"
+#include "clf/stats.hpp"
 #include "io_module.hpp"
 #include "jobs.hpp"
 
@@ -27,6 +29,8 @@ struct FileResult {
   std::string note;                   // a whole-image encoder's note, else empty
   std::string format;                 // what was written: "3840x2160, 3 channels, u8"
   double ms = 0;                      // from opening IN to OUT renamed into place
+  uint64_t pixels = 0;                // width x height, when written
+  RunStats stats;                     // the streamer's (queues' busy time when run.profile)
 };
 
 struct BatchOptions {
@@ -53,5 +57,10 @@ std::vector<FileResult> run_files(
     const std::function<std::unique_ptr<Pipeline>(const std::shared_ptr<Device>&, int worker)>&
         make_pipeline,
     const BatchOptions& options);
+
+// The --stats text of a batch: files written, pixels, wall time and throughput, each file's time
+// (IN opened to OUT renamed: shortest, median, longest), the queues' busy time summed over the
+// files when they were profiled.
+std::string batch_summary(const std::vector<FileResult>& results, double wall_ms);
 
 }  // namespace clf

@@ -314,6 +314,7 @@ int run_batch(const Options& o, const clf::Registry& registry,
   batch.run = o.run;
   batch.run.cancel = &interrupted;
   batch.workers = o.jobs;
+  batch.run.profile = o.stats;
   batch.on_file = [&](const clf::FileResult& file) {
     print_warnings(file.warnings);
     if (!file.written) {
@@ -328,17 +329,19 @@ int run_batch(const Options& o, const clf::Registry& registry,
   };
   const auto start = std::chrono::steady_clock::now();
   int workers = 0;
-  clf::run_files(
+  const std::vector<clf::FileResult> results = clf::run_files(
       jobs, devices,
       [&](const std::shared_ptr<clf::Device>& device, int worker) {
         ++workers;
         return build_pipeline({device}, chain, o.verbose && worker < int(devices.size()));
       },
       batch);
+  const double wall_ms = ms_since(start);
   if (!o.quiet)
     std::cout << "clfilter: wrote " << done - failed << " of " << jobs.size()
-              << (jobs.size() == 1 ? " file in " : " files in ") << int(ms_since(start) + 0.5)
-              << " ms (" << workers << (workers == 1 ? " job)\n" : " jobs)\n");
+              << (jobs.size() == 1 ? " file in " : " files in ") << int(wall_ms + 0.5) << " ms ("
+              << workers << (workers == 1 ? " job)\n" : " jobs)\n");
+  if (o.stats) std::cout << clf::batch_summary(results, wall_ms) << "\n";
   if (failed) {
     std::cerr << "clfilter: error: " << failed << " of " << jobs.size()
               << " files failed (named above)\n";

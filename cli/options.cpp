@@ -134,7 +134,9 @@ const clf::options::Table<Options> table{{
      "metadata segments copied byte for byte; every other\n"
      "file through OpenImageIO. oiio: every file through it",
      Complete::choices, "auto oiio", [](O& o, S n, S v) { o.io = chosen(n, v, "auto oiio"); }},
-    {"--stats", nullptr, output, "print wall time, per-queue busy time and overlap ratio",
+    {"--stats", nullptr, output,
+     "print wall time, per-queue busy time and overlap ratio;\n"
+     "for a batch: files and MPix a second, each file's time",
      Complete::none, "", [](O& o, S, S) { o.stats = true; }},
     {"--trace", "FILE.json", output, "write a Chrome trace-event file (open in ui.perfetto.dev)",
      Complete::none, "", [](O& o, S, S v) { o.trace = v; }},

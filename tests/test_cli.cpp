@@ -1099,6 +1099,18 @@ TEST_CASE("a batch writes every good file, names the bad one, and exits 1") {
   CHECK_THAT(r.err, Contains("clfilter: error: cannot read 'batch_in/f3.png'") &&
                         Contains("1 of 6 files failed"));
   CHECK_THAT(r.out, Contains("wrote 5 of 6 files"));
+  CHECK_THAT(r.out, !Contains("batch:"));
+  // --stats: the batch's files, pixels and throughput, each file's time, the queues' busy time.
+  Result stats = clfilter("batch_in/f0.png batch_in/f3.png batch_in/f4.png --output-dir batch_out "
+                          "-f sobel --stats -q");
+  CHECK(stats.code == 1);
+  INFO(stats.out);
+  CHECK(std::regex_search(stats.out, std::regex("batch: 2 of 3 files, 0\\.0 MPix, wall [0-9.]+ ms "
+                                                "\\([0-9.]+ files/s, [0-9.]+ MPix/s\\)\n"
+                                                "a file \\(IN opened to OUT renamed\\): [0-9.]+ ms "
+                                                "shortest, [0-9.]+ median, [0-9.]+ longest\n"
+                                                "busy, all files: upload [0-9.]+ ms, compute [0-9.]+ "
+                                                "ms, download [0-9.]+ ms\n")));
   for (int i : {0, 1, 2, 4, 5}) {
     const clf::ImageFile out = clf::read_image_file((scratch() / "batch_out" / ("f" + std::to_string(i) + ".png")).string());
     test::check_matches(out.image, ref::sobel_magnitude(test::to_ref(images[size_t(i)]), ref::Border::reflect101));
