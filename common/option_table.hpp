@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "clf/error.hpp"
+#include "nearest_name.hpp"
 
 namespace clf::options {
 
@@ -77,7 +78,9 @@ class Table {
         }
       const bool option = arg.size() > 1 && arg[0] == '-';
       const Spec<Options>* spec = option ? find(arg) : nullptr;
-      if (option && !spec) throw usage_error("unknown option '" + arg + "' (see --help)");
+      if (option && !spec)
+        throw usage_error("unknown option '" + arg + "'" + did_you_mean(arg, long_names()) +
+                          " (see --help)");
       if (!spec) {
         if (!positional) throw usage_error("unexpected argument '" + arg + "' (see --help)");
         positional->push_back(arg);
@@ -151,6 +154,13 @@ class Table {
     std::istringstream list(spec.names);
     for (std::string name; std::getline(list, name, ',');)
       names.push_back(name.substr(name.find_first_not_of(' ')));
+    return names;
+  }
+  std::vector<std::string> long_names() const {
+    std::vector<std::string> names;
+    for (const auto& spec : specs_)
+      for (const std::string& n : names_of(spec))
+        if (n.rfind("--", 0) == 0) names.push_back(n);
     return names;
   }
   const Spec<Options>* find(const std::string& name) const {

@@ -51,6 +51,30 @@ TEST_CASE("unknown filters and parameters are named with what is known") {
              Contains("gaussian: unknown parameter 'sigm'") && Contains("sigma_x"));
 }
 
+TEST_CASE("a mistyped filter, parameter or choice gets the nearest known name as a suggestion") {
+  // One edit (a letter left out, a case, two letters swapped) within a third of the word's length.
+  CHECK_THAT(error_of([] { test::registry().get("gausian"); }),
+             Contains("unknown filter 'gausian'; did you mean 'gaussian'? (available: "));
+  CHECK_THAT(error_of([] { test::registry().get("Median"); }),
+             Contains("unknown filter 'Median'; did you mean 'median'?"));
+  CHECK_THAT(error_of([] { test::registry().get("morpholgy"); }), Contains("did you mean 'morphology'?"));
+  auto gaussian = test::registry().get("gaussian")->params();
+  CHECK_THAT(error_of([&] { clf::validate_params("gaussian", gaussian, kv({{"sgima", "2"}})); }),
+             Contains("gaussian: unknown parameter 'sgima'; did you mean 'sigma'? (known: "));
+  auto box = test::registry().get("box")->params();
+  CHECK_THAT(error_of([&] { clf::validate_params("box", box, kv({{"border", "refelct"}})); }),
+             Contains("box: border must be one of replicate|reflect|reflect101|wrap|constant (got "
+                      "'refelct'; did you mean 'reflect'?)"));
+  // Nothing near: no guess.
+  for (const std::string& e :
+       {error_of([] { test::registry().get("blur"); }),
+        error_of([&] { clf::validate_params("box", box, kv({{"border", "mirror"}})); }),
+        error_of([&] { clf::validate_params("box", box, kv({{"colour", "1"}})); })}) {
+    INFO(e);
+    CHECK_THAT(e, !Contains("did you mean"));
+  }
+}
+
 TEST_CASE("numbers must be finite and in range") {
   auto specs = test::registry().get("gaussian")->params();
   auto check = [&](const std::string& v) {

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "clf/error.hpp"
+#include "nearest_name.hpp"
 #include "util.hpp"
 
 namespace clf {
@@ -148,7 +149,8 @@ Params validate_params(const std::string& filter, const std::vector<ParamSpec>& 
   for (const auto& spec : specs) known.push_back(spec.name);
   for (const auto& [name, value] : given)
     if (std::find(known.begin(), known.end(), name) == known.end())
-      throw usage(filter + ": unknown parameter '" + name + "' (known: " + join(known) + ")");
+      throw usage(filter + ": unknown parameter '" + name + "'" + did_you_mean(name, known) +
+                  " (known: " + join(known) + ")");
 
   for (const auto& spec : specs) {
     auto it = given.find(spec.name);
@@ -182,7 +184,7 @@ Params validate_params(const std::string& filter, const std::vector<ParamSpec>& 
       case ParamType::enum_:
         if (std::find(spec.choices.begin(), spec.choices.end(), value) == spec.choices.end())
           throw usage(where + " must be one of " + join(spec.choices, "|") + " (got '" + value +
-                      "')");
+                      "'" + did_you_mean(value, spec.choices) + ")");
         break;
       case ParamType::matrix:
         parse_matrix(value, where);

@@ -15,6 +15,7 @@
 
 #include "clf/error.hpp"
 #include "clf/plugin.hpp"
+#include "nearest_name.hpp"
 #include "util.hpp"
 
 namespace fs = std::filesystem;
@@ -243,8 +244,9 @@ std::shared_ptr<const FilterFactory> Registry::get(const std::string& name) cons
   std::vector<std::string> names;
   for (const auto& [n, f] : impl_->by_name) names.push_back(n);
   const std::string known = detail::join(names);
-  throw Error(ErrorKind::usage, "unknown filter '" + name + "' (available: " +
-                                    (known.empty() ? "none; no plugins were found" : known) + ")");
+  throw Error(ErrorKind::usage,
+              "unknown filter '" + name + "'" + did_you_mean(name, names) +
+                  " (available: " + (known.empty() ? "none; no plugins were found" : known) + ")");
 }
 
 std::vector<std::shared_ptr<const FilterFactory>> Registry::factories() const {
