@@ -169,8 +169,11 @@ std::vector<std::string> lost_in_output(OIIO::ImageInput& in, const std::string&
     lost.push_back("'" + path + "' has " + std::to_string(parts) +
                    " parts (subimages); only the first is filtered and written");
   // TIFF pages and GIF frames are not counted in the header: a second subimage is looked for
-  // (one directory for TIFF, one frame for GIF), not counted, as counting reads every one.
-  if (!spec.find_attribute("oiio:subimages") && std::string(in.format_name()) != "openexr") {
+  // (one directory for TIFF, one frame for GIF), not counted, as counting reads every one. Only
+  // there: other readers may not come back from a failed seek (WebP's cannot decode its first
+  // image again).
+  const std::string format = in.format_name();
+  if (!spec.find_attribute("oiio:subimages") && (format == "tiff" || format == "gif")) {
     if (in.seek_subimage(1, 0))
       lost.push_back("'" + path +
                      "' has more than one subimage (pages or frames); only the first is filtered "
@@ -311,12 +314,34 @@ void check_writable(const std::string& path) {
   throw Error(ErrorKind::io, "cannot write '" + path + "': " + why);
 }
 
+namespace {
+// Channel counts two of OpenImageIO 2.4's writers take, refused before they open: given any other,
+// the WebP writer's open fails and its destructor frees memory it never allocated (a crash), and
+// the DPX writer fails an assertion (an abort); either left its temporary file behind.
+std::string channels_problem(const std::string& format, int channels) {
+  struct Limit {
+    const char *format, *counts;
+    std::vector<int> allowed;
+  };
+  static const Limit limits[] = {{"webp", "3 or 4 channels (RGB, RGBA)", {3, 4}},
+                                 {"dpx", "1, 3 or 4 channels (grey, RGB, RGBA)", {1, 3, 4}}};
+  for (const Limit& limit : limits)
+    if (format == limit.format &&
+        std::find(limit.allowed.begin(), limit.allowed.end(), channels) == limit.allowed.end())
+      return "the " + format + " format holds " + limit.counts + "; this image has " +
+             std::to_string(channels) + " (write .png, .tif or .exr)";
+  return "";
+}
+}  // namespace
+
 FileRowSink::FileRowSink(const std::string& path, const OIIO::ImageSpec& spec, PixelType type,
                          const std::atomic<bool>* cancel)
     : path_(path), tmp_(path), cancel_(cancel), spec_(spec), type_(type) {
   check_writable(path);
   out_ = OIIO::ImageOutput::create(tmp_.temp().string());
   if (!out_) throw Error(ErrorKind::io, "cannot write '" + path + "': " + clean(OIIO::geterror()));
+  const std::string problem = channels_problem(out_->format_name(), spec_.nchannels);
+  if (!problem.empty()) throw Error(ErrorKind::io, "cannot write '" + path + "': " + problem);
   // The input's spec as it is: data window inside the display window, channel names, metadata, and
   // its pixel format(s), into which OpenImageIO converts the image's own type as it writes.
   if (spec_.format == OIIO::TypeDesc::UNKNOWN)

@@ -326,6 +326,10 @@ TEST_CASE("bad input gets a clear error, a non-zero exit and no output file") {
        ".exr, .png, .tif, .jpg)",
        1},
       {"ok.png x -f sobel", "cannot write 'x': no extension to choose a format by", 1},
+      {"ok.png x.webp -f sobel",
+       "cannot write 'x.webp': the webp format holds 3 or 4 channels (RGB, RGBA); this image has 1 "
+       "(write .png, .tif or .exr)",
+       1},
       {"ok.png . -f sobel", "cannot write '.': it is a directory (to write files into it: "
                             "--output-dir '.')",
        1},
@@ -626,6 +630,33 @@ TEST_CASE("an EXR's data window inside its display window is kept") {
   CHECK(out.spec.full_height == 100);
   test::check_matches(out.image, ref::correlate(test::to_ref(img), std::vector<double>(9, 1.0 / 9), 3, 3,
                                                 ref::Border::reflect101));
+}
+
+TEST_CASE("no format crashes the writer for any channel count: a clear error, nothing left behind") {
+  // OpenImageIO 2.4's WebP writer crashed on 1, 2 and 5 channels and its DPX writer aborted on 2
+  // and 5, each leaving its temporary file; every writer is held to "written, or refused by name".
+  for (int channels : {1, 2, 5}) {
+    const std::string in = "ch" + std::to_string(channels) + ".tif";
+    clf::write_image_file((scratch() / in).string(),
+                          test::random_image(8, 6, channels, clf::PixelType::u8, 20),
+                          OIIO::ImageSpec(8, 6, channels, OIIO::TypeDesc::UINT8));
+    for (const char* ext : {"png", "tif", "exr", "jpg", "bmp", "tga", "pnm", "dpx", "webp", "ico",
+                            "hdr", "gif", "sgi", "jp2", "fits", "rla", "zfile", "iff", "heic"}) {
+      const std::string out = "crash_" + std::to_string(channels) + "." + ext;
+      Result r = clfilter(in + " " + out + " -f box -q");
+      INFO(in << " -> " << out << ": exit " << r.code << ", " << r.err);
+      CHECK((r.code == 0 || r.code == 1));
+      if (r.code == 1) {
+        CHECK_THAT(r.err, Contains("clfilter: error: cannot write '" + out + "': "));
+        CHECK_FALSE(fs::exists(scratch() / out));
+      }
+      CHECK(no_leftovers());
+    }
+  }
+  Result dpx = clfilter("ch2.tif two.dpx -f box");
+  CHECK(dpx.code == 1);
+  CHECK_THAT(dpx.err, Contains("cannot write 'two.dpx': the dpx format holds 1, 3 or 4 channels "
+                               "(grey, RGB, RGBA); this image has 2 (write .png, .tif or .exr)"));
 }
 
 TEST_CASE("every format reads back whole after a write, whatever format the input was") {
