@@ -1,0 +1,124 @@
+// The columns-first separable pass as NVIDIA's OpenCL compiler built it, launched through the CUDA
+// driver so that Nsight Compute (which does not see OpenCL launches) can read its counters. Takes
+// the program's PTX (the binary clfilter caches on NVIDIA, see scripts/device-lab.sh), finds
+// clf_separable_columns, and runs it over an 8192^2 f32 plane with the launch clfilter-bench's
+// layout line names for gaussian:sigma=3 on the H200 (columns first 232x64/128: 58 float4 columns
+// of outputs a group of 128 work-items, 64 rows a group; weights by value, radius 12). Prints the
+// time a launch (CUDA events, best of 20, LAUNCHES=N) to compare with the bench's, and one output
+// against a plain loop. Not part of the build; on the GPU machine, after a build-dev:
+//   c=$(mktemp -d); for i in 1 2; do XDG_CACHE_HOME=$c ./build-dev/bin/clfilter-bench \
+//     --size 1024x1024 --reps 1 --filter gaussian:sigma=3; done   # cached at its second build
+//   tr -d '\000' < $(grep -l clf_separable_columns $c/clfilter/*.bin) > /tmp/c.ptx
+//   nvcc -O2 dev/kernel-lab/ptx_columns.cpp -o /tmp/ptx_columns -lcuda && /tmp/ptx_columns /tmp/c.ptx
+//   LAUNCHES=2 ncu --clock-control none --launch-skip 1 --launch-count 1 --section SpeedOfLight \
+//     --section WarpStateStats --section InstructionStats /tmp/ptx_columns /tmp/c.ptx
+//   (--metrics sass__inst_executed_per_opcode --print-metric-instances details: the mix)
+// Arguments: PROGRAM.ptx [radius 12] [outputs a group, float4s: 58] [rows a group: 64].
+#include <cuda.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#define CHECK(call)                                                      \
+  do {                                                                   \
+    CUresult r = (call);                                                 \
+    if (r != CUDA_SUCCESS) {                                             \
+      const char* name = nullptr;                                        \
+      cuGetErrorName(r, &name);                                          \
+      std::fprintf(stderr, "%s: %s (line %d)\n", #call, name, __LINE__); \
+      std::exit(1);                                                      \
+    }                                                                    \
+  } while (0)
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s PROGRAM.ptx [radius] [output float4s a group] [rows]\n",
+                 argv[0]);
+    return 2;
+  }
+  const int radius = argc > 2 ? std::atoi(argv[2]) : 12;
+  const int outputs4 = argc > 3 ? std::atoi(argv[3]) : 58,
+            rows_a_group = argc > 4 ? std::atoi(argv[4]) : 64;
+  const int W = 8192, H = 8192, margin = 16, pitch = W + 2 * margin;
+  std::ifstream file(argv[1], std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  std::string ptx = text.str();
+  ptx.erase(std::remove(ptx.begin(), ptx.end(), '\0'), ptx.end());
+  // OpenCL adds its global offset to the group ids through %envreg0-2, which the OpenCL runtime
+  // sets and a CUDA launch leaves undefined: no offset here.
+  for (int r = 31; r >= 0; --r)
+    for (size_t at; (at = ptx.find("%envreg" + std::to_string(r))) != std::string::npos;)
+      ptx.replace(at, 7 + std::to_string(r).size(), "0");
+  CHECK(cuInit(0));
+  CUdevice dev;
+  CHECK(cuDeviceGet(&dev, 0));
+  CUcontext ctx;
+  CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+  CHECK(cuCtxSetCurrent(ctx));
+  CUmodule module;
+  CHECK(cuModuleLoadData(&module, ptx.c_str()));
+  CUfunction kernel;
+  CHECK(cuModuleGetFunction(&kernel, module, "clf_separable_columns"));
+  int regs = 0, shared = 0;
+  cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, kernel);
+  cuFuncGetAttribute(&shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, kernel);
+  const size_t src_floats = size_t(pitch) * (H + 2 * margin), dst_floats = size_t(W) * H;
+  CUdeviceptr src, dst;
+  CHECK(cuMemAlloc(&src, src_floats * 4));
+  CHECK(cuMemAlloc(&dst, dst_floats * 4));
+  std::vector<float> host(src_floats);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = float(i % 251) / 251.f;
+  CHECK(cuMemcpyHtoD(src, host.data(), host.size() * 4));
+  struct Taps {
+    float w[64];
+  } wx{}, wy{};
+  double sum = 0;
+  const double sigma = radius / 4.0;
+  for (int i = -radius; i <= radius; ++i) sum += std::exp(-i * i / (2 * sigma * sigma));
+  for (int i = -radius; i <= radius; ++i)
+    wx.w[i + radius] = wy.w[i + radius] = float(std::exp(-i * i / (2 * sigma * sigma)) / sum);
+  int src_origin = margin * pitch + margin, src_pitch = pitch, src_plane = int(src_floats);
+  int dst_origin = 0, dst_pitch = W, dst_plane = int(dst_floats), width = W, rows = H;
+  float delta = 0;
+  void* args[] = {&src,       &src_origin, &src_pitch, &src_plane, &dst, &dst_origin, &dst_pitch,
+                  &dst_plane, &width,      &rows,      &wx,        &wy,  &delta};
+  const unsigned groups_x = (W / 4 + outputs4 - 1) / outputs4,
+                 groups_y = (H + rows_a_group - 1) / rows_a_group;
+  CUevent a, b;
+  CHECK(cuEventCreate(&a, 0));
+  CHECK(cuEventCreate(&b, 0));
+  float best = 1e9f;
+  const int launches = std::getenv("LAUNCHES") ? std::atoi(std::getenv("LAUNCHES")) : 20;
+  for (int rep = 0; rep < launches; ++rep) {
+    CHECK(cuEventRecord(a, 0));
+    CHECK(cuLaunchKernel(kernel, groups_x, groups_y, 1, 128, 1, 1, 0, 0, args, nullptr));
+    CHECK(cuEventRecord(b, 0));
+    CHECK(cuEventSynchronize(b));
+    float t = 0;
+    CHECK(cuEventElapsedTime(&t, a, b));
+    best = std::min(best, t);
+  }
+  std::vector<float> out(size_t(W) * 4);
+  CHECK(cuMemcpyDtoH(out.data(), dst + size_t(4000) * W * 4, out.size() * 4));
+  // One output against a plain loop (the weights in the row taps' order, as the kernel sums).
+  const int x = 1000, y = 4000;
+  double want = 0;
+  for (int i = -radius; i <= radius; ++i) {
+    double column = 0;
+    for (int j = -radius; j <= radius; ++j)
+      column += double(wy.w[j + radius]) * host[size_t(src_origin) + size_t(y + j) * pitch + x + i];
+    want += double(wx.w[i + radius]) * column;
+  }
+  std::printf(
+      "%d registers, %d B shared; grid %ux%u of 128; best of %d: %.4f ms; out(1000, 4000) %.6f, "
+      "loop %.6f\n",
+      regs, shared, groups_x, groups_y, launches, best, out[x], want);
+  return 0;
+}
