@@ -57,8 +57,10 @@ class FileRowSource final : public RowSource {
 // where the format has tiles, as scanlines where it has not.
 class FileRowSink final : public RowSink {
  public:
+  // `format_asked`: spec's pixel format was asked for (--type); a format that cannot hold it is
+  // an error, where it is otherwise a warning.
   FileRowSink(const std::string& path, const OIIO::ImageSpec& spec, PixelType type,
-              const std::atomic<bool>* cancel = nullptr);
+              const std::atomic<bool>* cancel = nullptr, bool format_asked = false);
   ~FileRowSink() override;
   void write(int begin, int end, const std::byte* rows) override;
   void commit();
@@ -93,6 +95,7 @@ class FileRowSink final : public RowSink {
   std::string whole_image_note_;
   OIIO::ImageSpec written_spec_;  // the encoder's spec, once open
   bool opened_ = false;
+  bool format_asked_ = false;
   std::vector<std::string> warnings_;
 };
 

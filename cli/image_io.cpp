@@ -335,8 +335,13 @@ std::string channels_problem(const std::string& format, int channels) {
 }  // namespace
 
 FileRowSink::FileRowSink(const std::string& path, const OIIO::ImageSpec& spec, PixelType type,
-                         const std::atomic<bool>* cancel)
-    : path_(path), tmp_(path), cancel_(cancel), spec_(spec), type_(type) {
+                         const std::atomic<bool>* cancel, bool format_asked)
+    : path_(path),
+      tmp_(path),
+      cancel_(cancel),
+      spec_(spec),
+      type_(type),
+      format_asked_(format_asked) {
   check_writable(path);
   out_ = OIIO::ImageOutput::create(tmp_.temp().string());
   if (!out_) throw Error(ErrorKind::io, "cannot write '" + path + "': " + clean(OIIO::geterror()));
@@ -371,6 +376,16 @@ FileRowSink::FileRowSink(const std::string& path, const OIIO::ImageSpec& spec, P
           " MiB) and encodes it when the last strip lands; memory is the image, not a few strips";
 }
 
+namespace {
+std::string type_name(OIIO::TypeDesc t) {
+  if (t == OIIO::TypeDesc::UINT8) return "u8";
+  if (t == OIIO::TypeDesc::UINT16) return "u16";
+  if (t == OIIO::TypeDesc::HALF) return "f16";
+  if (t == OIIO::TypeDesc::FLOAT) return "f32";
+  return t.c_str();
+}
+}  // namespace
+
 // The encoder opens with the first rows: a run that fails before them (a device error, a budget
 // too small) leaves no temporary file, and no half-started encoder complaining as it closes.
 // TIFF is written by path: OpenImageIO 2.4's TIFF writer over an IOProxy (its own IOFile too)
@@ -385,18 +400,12 @@ void FileRowSink::open() {
   if (!out_->open(tmp_.temp().string(), spec_)) fail(writer_error());
   check_file();
   written_spec_ = out_->spec();
+  if (format_asked_ && written_spec_.format != spec_.format)
+    fail("the " + std::string(out_->format_name()) + " format does not hold " +
+         type_name(spec_.format) + " pixels (--type " + type_name(spec_.format) +
+         "; it would write " + type_name(written_spec_.format) + ")");
   opened_ = true;
 }
-
-namespace {
-std::string type_name(OIIO::TypeDesc t) {
-  if (t == OIIO::TypeDesc::UINT8) return "u8";
-  if (t == OIIO::TypeDesc::UINT16) return "u16";
-  if (t == OIIO::TypeDesc::HALF) return "f16";
-  if (t == OIIO::TypeDesc::FLOAT) return "f32";
-  return t.c_str();
-}
-}  // namespace
 
 std::string FileRowSink::written() const {
   const OIIO::ImageSpec& s = written_spec_;

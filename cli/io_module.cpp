@@ -76,6 +76,13 @@ class Input final : public clf::InputFile {
 OIIO::ImageSpec encoded_as(const std::string& path, const Input& like,
                            const clf::OutputOptions& options) {
   OIIO::ImageSpec spec = like.file.spec();
+  if (!options.type.empty()) {  // every channel in that type
+    spec.channelformats.clear();
+    spec.set_format(options.type == "u8"    ? OIIO::TypeDesc::UINT8
+                    : options.type == "u16" ? OIIO::TypeDesc::UINT16
+                    : options.type == "f16" ? OIIO::TypeDesc::HALF
+                                            : OIIO::TypeDesc::FLOAT);
+  }
   if (!options.compression.empty()) spec.attribute("Compression", options.compression);
   if (options.quality > 0) spec.attribute("CompressionQuality", options.quality);
   if (!clf::names_jpeg(path) || !options.compression.empty()) return spec;
@@ -89,7 +96,8 @@ class Output final : public clf::OutputFile {
  public:
   Output(const std::string& path, const Input& like, const clf::OutputOptions& options,
          const std::atomic<bool>* cancel)
-      : file(path, encoded_as(path, like, options), like.shape().type, cancel) {}
+      : file(path, encoded_as(path, like, options), like.shape().type, cancel,
+             !options.type.empty()) {}
   void write(int begin, int end, const std::byte* rows) override { file.write(begin, end, rows); }
   void commit() override { file.commit(); }
   std::string whole_image_note() const override { return file.whole_image_note(); }

@@ -122,6 +122,13 @@ const clf::options::Table<Options> table{{
      "else 98). JPEGs are written baseline: a progressive\n"
      "encoder would hold every coefficient of the image",
      Complete::none, "", [](O& o, S n, S v) { o.output.quality = whole_number(n, v, 1, 100); }},
+    {"--type", "u8|u16|f16|f32", output,
+     "the output's pixel type, every channel (default: the\n"
+     "input's, as far as the format holds it, with a warning\n"
+     "where it does not); float 0..1 is an integer type's\n"
+     "whole range. A format that cannot hold it is an error",
+     Complete::choices, "u8 u16 f16 f32",
+     [](O& o, S n, S v) { o.output.type = chosen(n, v, "u8 u16 f16 f32"); }},
     {"--compression", "NAME", output,
      "the output's compression as oiiotool names it: zip,\n"
      "piz, dwaa, lzw, none, jpeg:85, ... (default: the\n"

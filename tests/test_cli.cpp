@@ -319,6 +319,7 @@ TEST_CASE("bad input gets a clear error, a non-zero exit and no output file") {
       {"ok.png x.png -f sobel --tile 12x", "--tile expects WxH or WxH/G", 2},
       {"ok.png x.png -f sobel --variant fast", "unknown variant 'fast'", 2},
       {"ok.png x.png -f sobel --zero-copy maybe", "--zero-copy expects on or off", 2},
+      {"ok.png x.png -f sobel --type u32", "--type expects u8 or u16 or f16 or f32 (got 'u32')", 2},
       {"ok.png x.png -f sobel --device no-such-device", "no OpenCL device matches 'no-such-device'", 1},
       {"ok.png nodir/x.png -f sobel", "directory 'nodir' does not exist", 1},
       {"ok.png x.unknownext -f sobel",
@@ -743,6 +744,32 @@ TEST_CASE("the report names the type and channels written; dropped alpha and CMY
     CHECK(r.code == 0);
     CHECK_THAT(r.err, !Contains("warning"));
   }
+  // --type: the type asked for, every channel, without a warning; a format that cannot hold it is
+  // an error naming both types, on both JPEG paths, with nothing written.
+  for (const auto& [args, out, wrote] :
+       {std::tuple{"rgba.exr typed.png -f box --type u16", "typed.png", "4 channels, u16"},
+        std::tuple{"u8.png typed.exr -f box --type f32", "typed.exr", "3 channels, f32"},
+        std::tuple{"u16.png typed.tif -f box --type u8", "typed.tif", "1 channel, u8"}}) {
+    r = clfilter(args);
+    INFO(args << ": " << r.err);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Contains(std::string("wrote ") + out + " (40x30, " + wrote + ")"));
+    CHECK_THAT(r.err, !Contains("warning"));
+  }
+  REQUIRE(clfilter("u8.png u8.jpg -f box -q").code == 0);
+  for (const auto& [args, why] :
+       {std::pair{"u16.png refused.jpg -f box --type u16", "(--type u16; it would write u8)"},
+        std::pair{"u8.jpg refused.jpg -f box --type u16", "(--type u16; it holds u8)"},
+        std::pair{"u8.png refused.exr -f box --type u8", "openexr format does not hold u8"}}) {
+    r = clfilter(args);
+    INFO(args << ": " << r.err);
+    CHECK(r.code == 1);
+    CHECK_THAT(r.err, Contains("clfilter: error: cannot write 'refused.") && Contains(why));
+    CHECK_FALSE(fs::exists(scratch() / "refused.jpg"));
+    CHECK_FALSE(fs::exists(scratch() / "refused.exr"));
+    CHECK(no_leftovers());
+  }
+  CHECK(clfilter("u8.jpg kept.jpg -f box --type u8 -q").code == 0);
 
   // A CMYK JPEG (tests/data/cmyk.jpg, written by Pillow; OpenImageIO reads it as RGB): named,
   // under -q too.
