@@ -305,14 +305,15 @@ def filter(array, specs, device=None, out=None, plugin_dirs=None):  # noqa: A001
 
 
 def filter_files(inputs, output_dir, specs, jobs=None, device=None, quality=None, compression=None,
-                 io="auto", plugin_dirs=None):
+                 io="auto", plugin_dirs=None, type=None):  # noqa: A002 - the command line's name
     """Image files through the chain on the command line's batch engine, as ``clfilter IN...
     --output-dir DIR``: each input written to ``output_dir`` under its own name, in its own pixel
     type and format, metadata kept. ``jobs`` threads (default one per core, at most 4) each hold a
     pipeline and take files from one list; a file's rows are decoded, filtered and encoded in
     strips on C++ threads, without Python or numpy in between. ``quality`` (JPEG, default the
     input's own) and ``compression`` ("zip", "piz", "lzw", "jpeg:85") as the command line's;
-    ``io="oiio"`` reads JPEGs through OpenImageIO as well.
+    ``io="oiio"`` reads JPEGs through OpenImageIO as well. ``type`` ("u8", "u16", "f16", "f32"):
+    the pixel type written, as ``--type`` (a format that cannot hold it fails that file).
 
     Returns one dict per input, in order: input, output, written (bool), error (None, or the
     command line's message naming the file), warnings (what the output could not keep), format
@@ -328,7 +329,7 @@ def filter_files(inputs, output_dir, specs, jobs=None, device=None, quality=None
     dirs = [str(d) for d in (plugin_dirs or [])]
     return filter_files_in_core([os.fspath(p) for p in inputs], os.fspath(output_dir),
                                 _specs(specs), int(jobs or 0), device or "", dirs,
-                                int(quality or 0), compression or "", io)
+                                int(quality or 0), compression or "", io, type or "")
 
 
 def devices():

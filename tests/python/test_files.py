@@ -98,6 +98,19 @@ def test_bad_arguments_are_named_before_any_file_opens(tmp_path):
     assert clfilter.filter_files([], tmp_path, "box") == []
 
 
+def test_type_writes_the_pixel_type_asked_for_and_refuses_what_a_format_cannot_hold(tmp_path):
+    inputs = write_inputs(tmp_path / "in")
+    png, jpg = inputs[1], inputs[0]  # the astronaut as PNG and JPEG, u8
+    results = clfilter.filter_files([png], tmp_path / "out", "box", type="u16")
+    assert results[0]["written"] and results[0]["format"] == "512x512, 3 channels, u16", results
+    assert cv2.imread(str(tmp_path / "out" / png.name), cv2.IMREAD_UNCHANGED).dtype == np.uint16
+    refused = clfilter.filter_files([jpg], tmp_path / "out", "box", type="u16")[0]
+    assert not refused["written"] and "the jpeg format does not hold u16 pixels" in refused["error"]
+    assert not (tmp_path / "out" / jpg.name).exists()
+    with pytest.raises(ValueError, match="type is 'u8', 'u16', 'f16' or 'f32' \\(got 'u32'\\)"):
+        clfilter.filter_files([png], tmp_path / "out", "box", type="u32")
+
+
 def test_a_missing_output_dir_is_created_as_the_command_line_creates_it(tmp_path):
     inputs = write_inputs(tmp_path / "in")[:2]
     results = clfilter.filter_files(inputs, tmp_path / "new" / "folder", "box")
