@@ -443,7 +443,7 @@ void FileRowSink::note_narrowed(const std::string& format) {
   for (int c = 0; c < channels; ++c) {
     const OIIO::TypeDesc asked = spec_.channelformat(c), got = written_spec_.channelformat(c);
     if (holds_every(got, asked)) continue;
-    std::string how = "with less precision";
+    std::string how = "with less range or precision";
     if (asked.is_floating_point() && got == OIIO::TypeDesc::UINT8)
       how = "0..1 as 0..255, values outside it clipped";
     else if (asked.is_floating_point() && got == OIIO::TypeDesc::UINT16)

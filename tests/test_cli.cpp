@@ -736,7 +736,7 @@ TEST_CASE("the report names the type and channels written; dropped alpha and CMY
   write_test_image(scratch() / "u16.png", test::random_image(40, 30, 1, clf::PixelType::u16, 7));
   CHECK_THAT(clfilter("u16.png u16.jpg -f box -q").err,
              Contains("clfilter: warning: 'u16.jpg': the jpeg format does not hold u16 pixels; they "
-                      "are written as u8 (with less precision)"));
+                      "are written as u8 (with less range or precision)"));
   write_test_image(scratch() / "u8.png", test::random_image(40, 30, 3, clf::PixelType::u8, 8));
   for (const char* args : {"u8.png u8.exr -f box", "u16.png u16.tif -f box"}) {
     r = clfilter(args);
