@@ -184,7 +184,15 @@ std::vector<std::shared_ptr<clf::Device>> open_devices(const Options& o) {
   if (!o.variant.empty()) variant = parse_variant(o.variant, o.variant_from);
   clf::Tuning tile;
   if (!o.tile.empty()) parse_tile(o.tile, tile, o.tile_from);
-  auto devices = clf::open_devices(o.device, o.env.device_options());
+  std::vector<std::shared_ptr<clf::Device>> devices;
+  try {
+    devices = clf::open_devices(o.device, o.env.device_options());
+  } catch (const clf::Error& e) {  // a selector the user did not type here is named by its source
+    const bool from_env = !o.env.device.empty() &&
+                          std::find(o.given.begin(), o.given.end(), "--device") == o.given.end();
+    if (!from_env || e.kind() != clf::ErrorKind::device) throw;
+    throw clf::Error(e.kind(), "CLF_DEVICE=" + o.env.device + ": " + e.what());
+  }
   check_interrupted("while opening the device");
   for (auto& device : devices) {
     clf::Tuning tuning = device->tuning();

@@ -336,6 +336,14 @@ TEST_CASE("bad input gets a clear error, a non-zero exit and no output file") {
        1},
       {"wide.png x.png -f sobel --max-device-memory 1K", "the smallest budget is 1M", 2},
   };
+  // A device from the environment is named by it; --device overrides it.
+  Result from_env = clfilter("ok.png x.png -f sobel", "CLF_DEVICE=no-such-device");
+  CHECK(from_env.code == 1);
+  CHECK_THAT(from_env.err, Contains("clfilter: error: CLF_DEVICE=no-such-device: no OpenCL device "
+                                    "matches 'no-such-device'"));
+  CHECK(clfilter("ok.png x.png -f sobel --device " + clf::list_devices()[0].label().substr(0, 3),
+                 "CLF_DEVICE=no-such-device")
+            .code == 0);
   for (const auto& c : cases) {
     fs::remove(scratch() / "x.png");
     Result r = clfilter(c.args);
