@@ -30,20 +30,6 @@ PixelType pixel_type_of(const OIIO::TypeDesc& format, bool mixed) {
   return PixelType::f32;
 }
 
-OIIO::TypeDesc type_desc(PixelType type) {
-  switch (type) {
-    case PixelType::u8:
-      return OIIO::TypeDesc::UINT8;
-    case PixelType::u16:
-      return OIIO::TypeDesc::UINT16;
-    case PixelType::f16:
-      return OIIO::TypeDesc::HALF;
-    case PixelType::f32:
-      return OIIO::TypeDesc::FLOAT;
-  }
-  return OIIO::TypeDesc::FLOAT;
-}
-
 // OpenImageIO's message as one line: readers often give the cause, then the same cause wrapped
 // ("Read error: hit end of file", "PNG read error: IDAT: Read error: hit end of file"); a line
 // that another line contains is left out.
@@ -67,6 +53,20 @@ std::string clean(const std::string& message) {
 }
 
 }  // namespace
+
+OIIO::TypeDesc type_desc(PixelType type) {
+  switch (type) {
+    case PixelType::u8:
+      return OIIO::TypeDesc::UINT8;
+    case PixelType::u16:
+      return OIIO::TypeDesc::UINT16;
+    case PixelType::f16:
+      return OIIO::TypeDesc::HALF;
+    case PixelType::f32:
+      return OIIO::TypeDesc::FLOAT;
+  }
+  return OIIO::TypeDesc::FLOAT;
+}
 
 // The temporary file as OpenImageIO's writers see it: every write is checked here, so a writer
 // that ignores a failed write (the PNG writer does) cannot hide a full disk. A failed write is
@@ -381,11 +381,8 @@ FileRowSink::FileRowSink(const std::string& path, const OIIO::ImageSpec& spec, P
 
 namespace {
 std::string type_name(OIIO::TypeDesc t) {
-  if (t == OIIO::TypeDesc::UINT8) return "u8";
-  if (t == OIIO::TypeDesc::UINT16) return "u16";
-  if (t == OIIO::TypeDesc::HALF) return "f16";
-  if (t == OIIO::TypeDesc::FLOAT) return "f32";
-  return t.c_str();
+  const PixelType named = pixel_type_of(t, false);
+  return type_desc(named) == t ? pixel_type_name(named) : t.c_str();
 }
 }  // namespace
 

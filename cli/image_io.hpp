@@ -33,6 +33,9 @@ using ImageAllocator = std::function<Image(int width, int height, int channels, 
 ImageFile read_image_file(const std::string& path, const ImageAllocator& allocate = {},
                           uint64_t max_bytes = 0, const std::atomic<bool>* cancel = nullptr);
 
+// OpenImageIO's type for pixels of that type.
+OIIO::TypeDesc type_desc(PixelType type);
+
 // Throws Error(io) when `path` cannot be written: unknown format, missing or read-only directory.
 void check_writable(const std::string& path);
 

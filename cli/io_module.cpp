@@ -76,12 +76,9 @@ class Input final : public clf::InputFile {
 OIIO::ImageSpec encoded_as(const std::string& path, const Input& like,
                            const clf::OutputOptions& options) {
   OIIO::ImageSpec spec = like.file.spec();
-  if (!options.type.empty()) {  // every channel in that type
+  if (options.type) {  // every channel in that type
     spec.channelformats.clear();
-    spec.set_format(options.type == "u8"    ? OIIO::TypeDesc::UINT8
-                    : options.type == "u16" ? OIIO::TypeDesc::UINT16
-                    : options.type == "f16" ? OIIO::TypeDesc::HALF
-                                            : OIIO::TypeDesc::FLOAT);
+    spec.set_format(clf::type_desc(*options.type));
   }
   if (!options.compression.empty()) spec.attribute("Compression", options.compression);
   if (options.quality > 0) spec.attribute("CompressionQuality", options.quality);
@@ -97,7 +94,7 @@ class Output final : public clf::OutputFile {
   Output(const std::string& path, const Input& like, const clf::OutputOptions& options,
          const std::atomic<bool>* cancel)
       : file(path, encoded_as(path, like, options), like.shape().type, cancel,
-             !options.type.empty()) {}
+             options.type.has_value()) {}
   void write(int begin, int end, const std::byte* rows) override { file.write(begin, end, rows); }
   void commit() override { file.commit(); }
   std::string whole_image_note() const override { return file.whole_image_note(); }

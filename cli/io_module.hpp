@@ -7,6 +7,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,11 +40,11 @@ class OutputFile : public RowSink {
 // its quantization tables), else 98 (OpenImageIO's default). compression: OpenImageIO's
 // "Compression" attribute as oiiotool's --compression takes it ("zip", "piz", "lzw", "jpeg:85"),
 // "" to keep the input's. type: the pixel type written, which the format must hold (else an error
-// naming both), "" to keep the input's as far as the format holds it (else a warning).
+// naming both), none to keep the input's as far as the format holds it (else a warning).
 struct OutputOptions {
   int quality = 0;
   std::string compression;
-  std::string type;  // --type: "u8", "u16", "f16" or "f32" for every channel; "" keeps the input's
+  std::optional<PixelType> type;  // --type, for every channel
 };
 
 // Every function throws clf::Error naming the file (see file_rows.hpp for what each checks).

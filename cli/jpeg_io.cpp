@@ -358,10 +358,11 @@ std::unique_ptr<OutputFile> open_output(const std::string& path, const InputFile
                                         const std::atomic<bool>* cancel) {
   if (!options.compression.empty())  // jpeg_direct() leaves --compression to OpenImageIO
     throw Error(ErrorKind::usage, "--compression goes through OpenImageIO: add --io oiio");
-  if (!options.type.empty() && options.type != "u8")  // as the OpenImageIO path refuses it
+  if (options.type && *options.type != PixelType::u8) {  // as the OpenImageIO path refuses it
+    const std::string type = pixel_type_name(*options.type);
     throw Error(ErrorKind::io, "cannot write '" + path + "': the jpeg format does not hold " +
-                                   options.type + " pixels (--type " + options.type +
-                                   "; it holds u8)");
+                                   type + " pixels (--type " + type + "; it holds u8)");
+  }
   return std::make_unique<JpegOutput>(path, dynamic_cast<const JpegInput&>(like).header(), options,
                                       cancel);
 }

@@ -127,8 +127,10 @@ const clf::options::Table<Options> table{{
      "input's, as far as the format holds it, with a warning\n"
      "where it does not); float 0..1 is an integer type's\n"
      "whole range. A format that cannot hold it is an error",
-     Complete::choices, "u8 u16 f16 f32",
-     [](O& o, S n, S v) { o.output.type = chosen(n, v, "u8 u16 f16 f32"); }},
+     Complete::choices, clf::pixel_type_names,
+     [](O& o, S n, S v) {
+       o.output.type = clf::pixel_type_named(chosen(n, v, clf::pixel_type_names));
+     }},
     {"--compression", "NAME", output,
      "the output's compression as oiiotool names it: zip,\n"
      "piz, dwaa, lzw, none, jpeg:85, ... (default: the\n"

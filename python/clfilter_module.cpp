@@ -418,8 +418,10 @@ py::list filter_files(const std::vector<std::string>& inputs, const std::string&
   if (specs.empty()) throw py::value_error("clfilter: no filter given (e.g. 'gaussian:sigma=2')");
   if (io != "auto" && io != "oiio")
     throw py::value_error("clfilter: io is 'auto' or 'oiio' (got '" + io + "')");
-  if (!type.empty() && type != "u8" && type != "u16" && type != "f16" && type != "f32")
-    throw py::value_error("clfilter: type is 'u8', 'u16', 'f16' or 'f32' (got '" + type + "')");
+  const std::optional<clf::PixelType> pixel_type = clf::pixel_type_named(type);
+  if (!type.empty() && !pixel_type)
+    throw py::value_error("clfilter: type is one of " + std::string(clf::pixel_type_names) +
+                          " (got '" + type + "')");
   for (const auto& spec : specs) {  // every spec checked before a file or the device opens
     const clf::FilterSpec parsed = clf::parse_filter_spec(spec);
     const auto factory = registry(plugin_dirs).get(parsed.name);
@@ -434,7 +436,7 @@ py::list filter_files(const std::vector<std::string>& inputs, const std::string&
   options.io = io;
   options.output.quality = quality;
   options.output.compression = compression;
-  options.output.type = type;
+  options.output.type = pixel_type;
   options.run.cancel = &cancel;
   options.workers = jobs;
   options.poll = [&] {

@@ -35,6 +35,12 @@ const char* pixel_type_name(PixelType type) {
   return "?";
 }
 
+std::optional<PixelType> pixel_type_named(const std::string& name) {
+  for (PixelType t : {PixelType::u8, PixelType::u16, PixelType::f16, PixelType::f32})
+    if (name == pixel_type_name(t)) return t;
+  return std::nullopt;
+}
+
 uint64_t checked_image_bytes(int64_t width, int64_t height, int64_t channels, size_t type_size,
                              const std::string& what) {
   const std::string dims =

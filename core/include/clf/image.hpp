@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "clf/contract.h"
@@ -20,6 +21,10 @@ enum class PixelType {
 
 size_t pixel_type_size(PixelType type);
 const char* pixel_type_name(PixelType type);
+// The type of that name ("u8", "u16", "f16", "f32"); std::nullopt for any other.
+std::optional<PixelType> pixel_type_named(const std::string& name);
+// Those names, as choices are listed: "u8 u16 f16 f32".
+constexpr const char* pixel_type_names = "u8 u16 f16 f32";
 
 // Largest image clfilter accepts: refused before allocation rather than failing half-way.
 constexpr uint64_t max_image_bytes = uint64_t(1) << 40;
