@@ -112,7 +112,9 @@ void report_plugin_issues(const clf::Registry& registry, bool quiet) {
 }
 
 // One line on stderr that a long job redraws: strips of one file, or files of a batch. Updated
-// from any thread; drawn only on a terminal, and only after half a second.
+// from any thread; drawn only on a terminal, and only after half a second. Lines printed while it
+// is drawn go through message(), which clears the bar first and draws it again after, so that no
+// line starts after a bar; finish() ends the bar's line before the run's report.
 class Progress {
  public:
   Progress(bool enabled, const char* unit)
@@ -121,20 +123,31 @@ class Progress {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!enabled_ || Clock::now() - start_ < std::chrono::milliseconds(500)) return;
     const int width = 30, filled = total ? done * width / total : width;
-    std::fprintf(stderr, "\rclfilter: [%.*s%*s] %d/%d %s", filled, "##############################",
-                 width - filled, "", done, total, unit_);
-    shown_ = true;
+    char bar[128];
+    std::snprintf(bar, sizeof bar, "clfilter: [%.*s%*s] %d/%d %s", filled,
+                  "##############################", width - filled, "", done, total, unit_);
+    bar_ = bar;
+    std::fprintf(stderr, "\r%s", bar);
   }
-  ~Progress() {
-    if (shown_) std::fputc('\n', stderr);
+  void message(const std::string& line) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!bar_.empty()) std::fprintf(stderr, "\r%*s\r", int(bar_.size()), "");
+    std::fprintf(stderr, "%s\n%s", line.c_str(), bar_.c_str());
   }
+  void finish() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!bar_.empty()) std::fputc('\n', stderr);
+    bar_.clear();
+  }
+  ~Progress() { finish(); }
 
  private:
   using Clock = std::chrono::steady_clock;
   std::mutex mutex_;
-  bool enabled_, shown_ = false;
+  bool enabled_;
   const char* unit_;
   Clock::time_point start_;
+  std::string bar_;  // as last drawn; empty: none on the line
 };
 
 using Chain = std::vector<std::pair<std::shared_ptr<const clf::FilterFactory>, clf::FilterSpec>>;
@@ -240,8 +253,15 @@ const clf::IoModule& file_io(const Options& o, const clf::FileJob& job) {
 
 // What a file loses (parts, MIP levels, channels, colour spaces): printed even under -q, which
 // silences progress and reports, never a warning about the user's data.
-void print_warnings(const std::vector<std::string>& warnings) {
-  for (const auto& warning : warnings) std::cerr << "clfilter: warning: " << warning << "\n";
+// Through `progress`'s bar, where one is drawn.
+void print_warnings(const std::vector<std::string>& warnings, Progress* progress = nullptr) {
+  for (const auto& warning : warnings) {
+    const std::string line = "clfilter: warning: " + warning;
+    if (progress)
+      progress->message(line);
+    else
+      std::cerr << line << "\n";
+  }
 }
 
 double ms_since(std::chrono::steady_clock::time_point start) {
@@ -287,6 +307,7 @@ int run_one(const Options& o, const clf::Registry& registry, const clf::FileJob&
     std::cerr << "clfilter: " << output->whole_image_note() << "\n";
   const clf::RunStats stats = pipeline->run(*input, *output, run);
   output->commit();
+  progress.finish();
   print_warnings(output->warnings());
   const double total_ms = ms_since(start);
   if (!o.trace.empty()) clf::write_trace_json(stats, o.trace);
@@ -324,14 +345,14 @@ int run_batch(const Options& o, const clf::Registry& registry,
   batch.workers = o.jobs;
   batch.run.profile = o.stats;
   batch.on_file = [&](const clf::FileResult& file) {
-    print_warnings(file.warnings);
+    print_warnings(file.warnings, &progress);
     if (!file.written) {
       ++failed;
-      std::cerr << "clfilter: error: " << file.error << "\n";
+      progress.message("clfilter: error: " + file.error);
     } else if (o.verbose) {
-      if (!file.note.empty()) std::cerr << "clfilter: " << file.note << "\n";
-      std::cerr << "clfilter: wrote " << file.out << " (" << file.format << ") in "
-                << int(file.ms + 0.5) << " ms\n";
+      if (!file.note.empty()) progress.message("clfilter: " + file.note);
+      progress.message("clfilter: wrote " + file.out + " (" + file.format + ") in " +
+                       std::to_string(int(file.ms + 0.5)) + " ms");
     }
     progress.update(++done, int(jobs.size()));
   };
@@ -344,6 +365,7 @@ int run_batch(const Options& o, const clf::Registry& registry,
         return build_pipeline({device}, chain, o.verbose && worker < int(devices.size()));
       },
       batch);
+  progress.finish();
   const double wall_ms = ms_since(start);
   if (!o.quiet)
     std::cout << "clfilter: wrote " << done - failed << " of " << jobs.size()

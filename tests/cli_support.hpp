@@ -63,10 +63,12 @@ inline std::string as_other_user() {
 // mask survives exec: a signal sent while the binary is still being loaded waits for clfilter to
 // take it, instead of ending the process before its first line runs, so a test may signal it at
 // any time, on any machine load. `unblocked` leaves them as a shell leaves them (the window before
-// main is then open); `ignored` starts it with that signal ignored, as nohup starts a job.
+// main is then open); `ignored` starts it with that signal ignored, as nohup starts a job;
+// `terminal` (a pseudo-terminal's slave) takes stdout and stderr in place of the log.
 struct Spawn {
   bool unblocked = false;
   int ignored = 0;
+  int terminal = -1;
 };
 
 // Starts `clfilter ARGS...` in scratch() with stdout and stderr to `log`, and returns its pid.
@@ -103,7 +105,9 @@ inline pid_t spawn_clfilter(const std::vector<std::string>& args, const std::fil
   }
   if (how.unblocked) ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
   if (::chdir(dir.c_str()) != 0) ::_exit(126);
-  const int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int fd = how.terminal >= 0
+                     ? how.terminal
+                     : ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0 || ::dup2(fd, STDERR_FILENO) < 0 || ::dup2(fd, STDOUT_FILENO) < 0) ::_exit(126);
   ::execv(CLF_TEST_CLI, argv.data());
   ::_exit(127);

@@ -1,5 +1,6 @@
 // clfilter end to end: generated EXR and PNG files through the real binary, checked pixel by pixel
 // against the reference, and every error path (exit code, message, no output file left behind).
+#include <pty.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1220,4 +1221,48 @@ TEST_CASE("a batch writes every good file, names the bad one, and exits 1") {
   CHECK(fs::exists(scratch() / "batch_out" / "edge.01.png"));
   CHECK(fs::exists(scratch() / "batch_out" / "edge.02.png"));
   CHECK_FALSE(fs::exists(scratch() / "batch_out" / "edge.03.png"));
+}
+
+// On a terminal a batch draws a bar of its files; a line printed meanwhile (an error, -v's reports,
+// the summary) must start a line of its own, not run on after "5/12 files". The run is stopped
+// for 0.6 s once its pipeline is built (-v names the filter then), so that the bar, drawn after
+// half a second, is there for the files after, however fast the device.
+TEST_CASE("on a terminal, no line runs on after the progress bar") {
+  fs::create_directories(scratch() / "bar_in");
+  fs::remove_all(scratch() / "bar_out");
+  std::vector<std::string> args;
+  for (int i = 0; i < 12; ++i) {
+    const fs::path path = scratch() / "bar_in" / ("p" + std::to_string(i) + ".png");
+    if (i == 6) std::ofstream(path) << "not a PNG";
+    else write_test_image(path, test::random_image(256, 256, 1, clf::PixelType::u8, unsigned(i)));
+    args.push_back(path.string());
+  }
+  for (const char* a : {"--output-dir", "bar_out", "-f", "box", "-v", "--jobs", "1"}) args.push_back(a);
+  int master = -1, slave = -1;
+  REQUIRE(::openpty(&master, &slave, nullptr, nullptr, nullptr) == 0);
+  ::fcntl(master, F_SETFD, FD_CLOEXEC);
+  ::fcntl(slave, F_SETFD, FD_CLOEXEC);
+  test::Spawn how;
+  how.terminal = slave;
+  const pid_t pid = test::spawn_clfilter(args, scratch() / "bar.log", how);
+  ::close(slave);
+  std::string seen;
+  bool stopped = false;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(master, buffer, sizeof buffer)) > 0;) {  // EIO once the child is gone
+    seen.append(buffer, size_t(n));
+    if (!stopped && seen.find("clfilter: filter ") != std::string::npos) {
+      stopped = true;
+      ::kill(pid, SIGSTOP);
+      ::usleep(600000);
+      ::kill(pid, SIGCONT);
+    }
+  }
+  ::close(master);
+  CHECK(test::wait_exit(pid) == 1);
+  INFO(seen);
+  CHECK_THAT(seen, Contains("] 12/12 files") && Contains("clfilter: error: cannot read") &&
+                       Contains("clfilter: wrote 11 of 12 files"));
+  for (size_t at = seen.find("clfilter: "); at != std::string::npos; at = seen.find("clfilter: ", at + 1))
+    CHECK((at == 0 || seen[at - 1] == '\n' || seen[at - 1] == '\r'));
 }
