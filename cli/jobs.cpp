@@ -124,11 +124,15 @@ std::vector<FileJob> plan_jobs(const std::vector<std::string>& positional,
     std::map<std::string, std::string> source_of;
     for (const auto& pattern : positional)
       for (const auto& in : inputs_of(pattern)) {
+        if (std::filesystem::is_directory(in))
+          throw usage("'" + in + "' is a directory: give the files in it (e.g. '" +
+                      (std::filesystem::path(in) / "*.png").string() + "')");
         const std::string out =
             (std::filesystem::path(output_dir) / std::filesystem::path(in).filename()).string();
         if (auto it = source_of.find(out); it != source_of.end())
-          throw usage("'" + it->second + "' and '" + in + "' would both be written to '" + out +
-                      "'");
+          throw usage(it->second == in ? "'" + in + "' is given twice"
+                                       : "'" + it->second + "' and '" + in +
+                                             "' would both be written to '" + out + "'");
         source_of[out] = in;
         jobs.push_back({in, out});
       }

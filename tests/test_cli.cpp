@@ -1155,6 +1155,10 @@ TEST_CASE("frame ranges and patterns follow oiiotool's conventions; batch plans 
   CHECK_THAT(error_of([] { clf::plan_jobs({"a/x.png", "b/x.png"}, "out", ""); }),
              Contains("'a/x.png' and 'b/x.png' would both be written to 'out/x.png'"));
   CHECK_THAT(error_of([] { clf::plan_jobs({"a", "b", "c"}, "", ""); }), Contains("several inputs need --output-dir"));
+  CHECK_THAT(error_of([] { clf::plan_jobs({"a/x.png", "a/x.png"}, "out", ""); }), Contains("'a/x.png' is given twice"));
+  fs::create_directories(scratch() / "a_folder");
+  CHECK_THAT(error_of([] { clf::plan_jobs({(scratch() / "a_folder").string()}, "out", ""); }),
+             Contains("a_folder' is a directory: give the files in it (e.g. '" + (scratch() / "a_folder" / "*.png").string() + "')"));
   const auto jobs = clf::plan_jobs({"shot.#.exr", "done.%03d.exr"}, "", "9-11");
   REQUIRE(jobs.size() == 3);
   CHECK(jobs[2].in == "shot.0011.exr");
