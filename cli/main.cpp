@@ -252,8 +252,8 @@ const clf::IoModule& file_io(const Options& o, const clf::FileJob& job) {
 }
 
 // What a file loses (parts, MIP levels, channels, colour spaces): printed even under -q, which
-// silences progress and reports, never a warning about the user's data.
-// Through `progress`'s bar, where one is drawn.
+// silences progress and reports, never a warning about the user's data; through `progress` where
+// its bar may be drawn.
 void print_warnings(const std::vector<std::string>& warnings, Progress* progress = nullptr) {
   for (const auto& warning : warnings) {
     const std::string line = "clfilter: warning: " + warning;
