@@ -124,6 +124,8 @@ std::vector<FileJob> plan_jobs(const std::vector<std::string>& positional,
     std::map<std::string, std::string> source_of;
     for (const auto& pattern : positional)
       for (const auto& in : inputs_of(pattern)) {
+        if (in == "-")
+          throw usage("'-' (standard input) is one IN of IN OUT, not an input of a batch");
         if (std::filesystem::is_directory(in))
           throw usage("'" + in + "' is a directory: give the files in it (e.g. '" +
                       (std::filesystem::path(in) / "*.png").string() + "')");

@@ -27,6 +27,7 @@
 #include "jpeg_io.hpp"
 #include "options.hpp"
 #include "row_files.hpp"
+#include "standard_streams.hpp"
 
 namespace {
 
@@ -269,17 +270,35 @@ double ms_since(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+// Where run_file's report goes (stderr when standard output takes the image), and the names its
+// messages give files: a file standing in for a standard stream is named '-', as given.
+struct Naming {
+  std::ostream* report = &std::cout;
+  std::vector<std::pair<std::string, std::string>> as_given;  // a path, and what stands for it
+  std::string operator()(std::string text) const {
+    for (const auto& [path, given] : as_given)
+      for (size_t at; (at = text.find(path)) != std::string::npos;)
+        text.replace(at, path.size(), given);
+    return text;
+  }
+  std::vector<std::string> operator()(std::vector<std::string> lines) const {
+    for (auto& line : lines) line = (*this)(line);
+    return lines;
+  }
+};
+
 // IN OUT: the file is streamed (its header first, so a bad IN fails before the device opens;
 // then its rows strip by strip, decoded on this thread and encoded on the streamer's landing
 // thread while the device works), written to a temporary file, renamed over OUT.
-int run_one(const Options& o, const clf::Registry& registry, const clf::FileJob& job) {
+int run_file(const Options& o, const clf::Registry& registry, const clf::FileJob& job,
+             const Naming& named) {
   const Chain chain = check_chain(registry, o.filters);
   const clf::IoModule& io = file_io(o, job);
   io.check_writable(job.out);
   if (o.verbose && &io == &clf::jpeg_io())
     std::cerr << "clfilter: JPEG to JPEG through libjpeg-turbo (OpenImageIO not loaded)\n";
   const std::unique_ptr<clf::InputFile> input = io.open_input(job.in, &interrupted);
-  print_warnings(input->warnings());
+  print_warnings(named(input->warnings()));
   // The first rows decode on a second thread while this one opens the devices (opening PoCL keeps a
   // core busy). Not the other way round: LLVM, which PoCL loads, gives the thread that opens it its
   // own signal stack, and AddressSanitizer's thread exit then fails to unmap it.
@@ -308,7 +327,7 @@ int run_one(const Options& o, const clf::Registry& registry, const clf::FileJob&
   const clf::RunStats stats = pipeline->run(*input, *output, run);
   output->commit();
   progress.finish();
-  print_warnings(output->warnings());
+  print_warnings(named(output->warnings()));
   const double total_ms = ms_since(start);
   if (!o.trace.empty()) clf::write_trace_json(stats, o.trace);
   if (o.verbose)
@@ -316,11 +335,46 @@ int run_one(const Options& o, const clf::Registry& registry, const clf::FileJob&
               << stats.slots << " slots"
               << (stats.devices > 1 ? ", over " + std::to_string(stats.devices) + " devices" : "")
               << "\n";
-  if (o.stats) std::cout << stats.summary() << "\n";
+  if (o.stats) *named.report << stats.summary() << "\n";
   if (!o.quiet)
-    std::cout << "clfilter: wrote " << job.out << " (" << output->written() << ") in "
-              << int(total_ms + 0.5) << " ms\n";
+    *named.report << "clfilter: wrote " << named(job.out) << " (" << output->written() << ") in "
+                  << int(total_ms + 0.5) << " ms\n";
   return 0;
+}
+
+// IN OUT, either of which may be '-' (or OUT FORMAT:-): standard input is read whole into a file
+// named by its format before the run, standard output gets the output file once it is committed
+// (standard_streams.hpp). Nothing reaches standard output from a run that fails.
+int run_one(const Options& o, const clf::Registry& registry, clf::FileJob job) {
+  const bool from_stdin = job.in == "-", to_stdout = clf::names_standard_output(job.out);
+  if (!from_stdin && !to_stdout) return run_file(o, registry, job, Naming{});
+  check_chain(registry, o.filters);  // a bad chain is refused before standard input is read
+  if (to_stdout && ::isatty(STDOUT_FILENO))
+    throw usage_error("OUT '" + job.out +
+                      "' writes standard output, which is a terminal: redirect it (> out.png) or "
+                      "give OUT");
+  clf::StandardStreams streams(o.env.temp_dir);
+  Naming named;
+  try {
+    if (from_stdin) {
+      job.in = streams.spool_input(&interrupted);
+      named.as_given.emplace_back(job.in, "-");
+    }
+    if (to_stdout) {
+      const std::string ext = clf::standard_output_extension(job.out, job.in);
+      if (ext.empty())
+        throw usage_error("OUT '-' takes IN's format, and '" + job.in +
+                          "' has no extension: name one, as png:-");
+      named.as_given.emplace_back(streams.output_file(ext), job.out);
+      job.out = named.as_given.back().first;
+      named.report = &std::cerr;
+    }
+    const int code = run_file(o, registry, job, named);
+    if (to_stdout) streams.send_output();
+    return code;
+  } catch (const clf::Error& e) {
+    throw clf::Error(e.kind(), named(e.what()), e.cl_code());
+  }
 }
 
 // Many files (batch.hpp): --jobs threads, each with a pipeline of its own built once (warm for
@@ -469,6 +523,8 @@ int main(int argc, char** argv) {
   watch_signals();
   // Past a file-size limit, writes should fail (and be reported) rather than kill the process.
   std::signal(SIGXFSZ, SIG_IGN);
+  // A closed pipe on standard output is an error to report (EPIPE), not the end of the process.
+  std::signal(SIGPIPE, SIG_IGN);
   try {
     return run(argc, argv);
   } catch (const clf::Error& e) {

@@ -190,7 +190,9 @@ writes: EXR, PNG, TIFF, JPEG, ...). Filters apply in the order given, fused on t
 device. Files stream through in strips: memory stays at a few strips whatever
 the image size. OUT keeps IN's pixel type, channels and metadata; it is written
 to a temporary file and renamed, so a failed run never leaves a partial OUT, and
-IN == OUT is safe.
+IN == OUT is safe. IN '-' reads standard input (its format from its first bytes);
+OUT '-' writes standard output in IN's format, png:- (FORMAT:-) in another, once
+the image is whole; the report then goes to stderr.
 )";
 
 const char* const epilogue = R"(

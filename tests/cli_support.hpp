@@ -41,11 +41,14 @@ struct CliResult {
   std::string out, err;
 };
 
-// Runs `clfilter ARGS` in scratch(), with `env` (VAR=value ...) before it.
-inline CliResult clfilter(const std::string& args, const std::string& env = "") {
+// Runs `clfilter ARGS` in scratch(), with `env` (VAR=value ...) before it and standard input
+// from `input` (a path in scratch()).
+inline CliResult clfilter(const std::string& args, const std::string& env = "",
+                          const std::string& input = "/dev/null") {
   const auto out = scratch() / "stdout.txt", err = scratch() / "stderr.txt";
   const std::string cmd = "cd '" + scratch().string() + "' && " + env + " '" + CLF_TEST_CLI + "' " +
-                          args + " >'" + out.string() + "' 2>'" + err.string() + "' </dev/null";
+                          args + " >'" + out.string() + "' 2>'" + err.string() + "' <'" + input +
+                          "'";
   const int status = std::system(cmd.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
 }

@@ -8,6 +8,7 @@
 #include <OpenImageIO/imagebufalgo.h>
 
 #include <cstring>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -1227,6 +1228,29 @@ TEST_CASE("a batch writes every good file, names the bad one, and exits 1") {
   CHECK_FALSE(fs::exists(scratch() / "batch_out" / "edge.03.png"));
 }
 
+// Runs `clfilter ARGS...` with stdout and stderr on a pseudo-terminal; its exit code and what it
+// printed there. `watch` sees the text so far (and the pid) each time more comes.
+std::pair<int, std::string> on_terminal(
+    const std::vector<std::string>& args,
+    const std::function<void(pid_t, const std::string&)>& watch = {}) {
+  int master = -1, slave = -1;
+  REQUIRE(::openpty(&master, &slave, nullptr, nullptr, nullptr) == 0);
+  ::fcntl(master, F_SETFD, FD_CLOEXEC);
+  ::fcntl(slave, F_SETFD, FD_CLOEXEC);
+  test::Spawn how;
+  how.terminal = slave;
+  const pid_t pid = test::spawn_clfilter(args, scratch() / "terminal.log", how);
+  ::close(slave);
+  std::string seen;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(master, buffer, sizeof buffer)) > 0;) {  // EIO once the child is gone
+    seen.append(buffer, size_t(n));
+    if (watch) watch(pid, seen);
+  }
+  ::close(master);
+  return {test::wait_exit(pid), seen};
+}
+
 // On a terminal a batch draws a bar of its files; a line printed meanwhile (an error, -v's reports,
 // the summary) must start a line of its own, not run on after "5/12 files". The run is stopped
 // for 0.6 s once its pipeline is built (-v names the filter then), so that the bar, drawn after
@@ -1242,31 +1266,77 @@ TEST_CASE("on a terminal, no line runs on after the progress bar") {
     args.push_back(path.string());
   }
   for (const char* a : {"--output-dir", "bar_out", "-f", "box", "-v", "--jobs", "1"}) args.push_back(a);
-  int master = -1, slave = -1;
-  REQUIRE(::openpty(&master, &slave, nullptr, nullptr, nullptr) == 0);
-  ::fcntl(master, F_SETFD, FD_CLOEXEC);
-  ::fcntl(slave, F_SETFD, FD_CLOEXEC);
-  test::Spawn how;
-  how.terminal = slave;
-  const pid_t pid = test::spawn_clfilter(args, scratch() / "bar.log", how);
-  ::close(slave);
-  std::string seen;
   bool stopped = false;
-  char buffer[4096];
-  for (ssize_t n; (n = ::read(master, buffer, sizeof buffer)) > 0;) {  // EIO once the child is gone
-    seen.append(buffer, size_t(n));
+  const auto [code, seen] = on_terminal(args, [&](pid_t pid, const std::string& seen) {
     if (!stopped && seen.find("clfilter: filter ") != std::string::npos) {
       stopped = true;
       ::kill(pid, SIGSTOP);
       ::usleep(600000);
       ::kill(pid, SIGCONT);
     }
-  }
-  ::close(master);
-  CHECK(test::wait_exit(pid) == 1);
+  });
+  CHECK(code == 1);
   INFO(seen);
   CHECK_THAT(seen, Contains("] 12/12 files") && Contains("clfilter: error: cannot read") &&
                        Contains("clfilter: wrote 11 of 12 files"));
   for (size_t at = seen.find("clfilter: "); at != std::string::npos; at = seen.find("clfilter: ", at + 1))
     CHECK((at == 0 || seen[at - 1] == '\n' || seen[at - 1] == '\r'));
+}
+
+// '-' as IN reads standard input, as OUT (or FORMAT:-) writes standard output: the same pixels as
+// files give, the report on stderr, nothing on stdout from a run that fails, and no file left in
+// TMPDIR whatever happens.
+TEST_CASE("'-' reads standard input and writes standard output, as files do") {
+  const fs::path tmp = scratch() / "stdio_tmp";
+  fs::create_directories(tmp);
+  const std::string env = "TMPDIR='" + tmp.string() + "'";
+  auto tmp_is_empty = [&] { return fs::directory_iterator(tmp) == fs::directory_iterator(); };
+  write_test_image(scratch() / "pipe_in.png", test::random_image(40, 30, 3, clf::PixelType::u8, 7));
+  REQUIRE(clfilter("pipe_in.png pipe_file.png -f sobel").code == 0);
+  const clf::Image want = clf::read_image_file((scratch() / "pipe_file.png").string()).image;
+  auto image_of = [&](const std::string& bytes, const std::string& name) {
+    std::ofstream(scratch() / name, std::ios::binary) << bytes;
+    return clf::read_image_file((scratch() / name).string()).image;
+  };
+  Result in = clfilter("- pipe_stdin.png -f sobel", env, "pipe_in.png");
+  INFO(in.err);
+  CHECK(in.code == 0);
+  CHECK(test::identical(clf::read_image_file((scratch() / "pipe_stdin.png").string()).image, want));
+  Result out = clfilter("pipe_in.png - -f sobel", env);
+  INFO(out.err);
+  CHECK(out.code == 0);
+  CHECK_THAT(out.err, Contains("clfilter: wrote - (40x30, 3 channels, u8)"));
+  CHECK(out.out.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0);
+  CHECK(test::identical(image_of(out.out, "pipe_stdout.png"), want));
+  Result both = clfilter("- tif:- -f sobel --stats", env, "pipe_in.png");  // a TIFF, by name
+  INFO(both.err);
+  CHECK(both.code == 0);
+  CHECK(both.out.compare(0, 4, std::string("II*\0", 4)) == 0);
+  CHECK_THAT(both.err, Contains("wall") && Contains("clfilter: wrote tif:-"));
+  CHECK(test::identical(image_of(both.out, "pipe_both.tif"), want));
+  CHECK(tmp_is_empty());
+  // Refusals: empty input, bytes of no format, a truncated image (nothing reaches stdout), '-' in
+  // a batch, standard output on a terminal.
+  Result empty = clfilter("- - -f sobel", env);
+  CHECK(empty.code == 1);
+  CHECK_THAT(empty.err, Contains("cannot read standard input: it is empty"));
+  { std::ofstream(scratch() / "pipe_text.txt") << "not an image at all"; }
+  Result text = clfilter("- - -f sobel", env, "pipe_text.txt");
+  CHECK(text.code == 1);
+  CHECK_THAT(text.err, Contains("its first bytes are no format clfilter knows"));
+  const std::string png = slurp(scratch() / "pipe_in.png");
+  { std::ofstream(scratch() / "pipe_cut.png", std::ios::binary) << png.substr(0, png.size() / 2); }
+  Result cut = clfilter("- - -f sobel", env, "pipe_cut.png");
+  INFO(cut.err);
+  CHECK(cut.code == 1);
+  CHECK_THAT(cut.err, Contains("cannot read '-'"));
+  CHECK(cut.out.empty());
+  CHECK(tmp_is_empty());
+  Result batch = clfilter("- pipe_in.png --output-dir pipe_out -f sobel", env, "pipe_in.png");
+  CHECK(batch.code == 2);
+  CHECK_THAT(batch.err, Contains("'-' (standard input) is one IN of IN OUT"));
+  const auto [code, seen] =
+      on_terminal({(scratch() / "pipe_in.png").string(), "-", "-f", "sobel"});
+  CHECK(code == 2);
+  CHECK_THAT(seen, Contains("OUT '-' writes standard output, which is a terminal"));
 }
