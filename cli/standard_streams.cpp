@@ -2,6 +2,7 @@
 #include "standard_streams.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,11 +32,17 @@ bool write_all(int fd, const char* data, size_t size) {
 }
 
 // Up to `size` bytes from `fd` into `data` (fewer only at the end of input); -1 on failure.
+// With `cancel`, waits for input a tenth of a second at a time, checking it (main's signals go to
+// a thread of their own, so a read waiting on a quiet pipe would not end at a Ctrl-C).
 ssize_t read_some(int fd, char* data, size_t size, const std::atomic<bool>* cancel) {
   size_t got = 0;
   while (got < size) {
-    if (cancel && *cancel)
-      throw Error(ErrorKind::cancelled, "interrupted while reading standard input");
+    if (cancel) {
+      pollfd ready{fd, POLLIN, 0};
+      while (!*cancel && ::poll(&ready, 1, 100) == 0) {
+      }
+      if (*cancel) throw Error(ErrorKind::cancelled, "interrupted while reading standard input");
+    }
     const ssize_t n = ::read(fd, data + got, size - got);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return -1;
@@ -146,7 +153,6 @@ void StandardStreams::send_output() const {
   const int fd = ::open(output_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error(ErrorKind::io, system_error("cannot read back '" + output_ + "'"));
   std::vector<char> buffer(size_t(1) << 20);
-  bool ok = true;
   bool read = true, written = true;
   for (;;) {
     const ssize_t n = read_some(fd, buffer.data(), buffer.size(), nullptr);

@@ -1339,4 +1339,24 @@ TEST_CASE("'-' reads standard input and writes standard output, as files do") {
       on_terminal({(scratch() / "pipe_in.png").string(), "-", "-f", "sobel"});
   CHECK(code == 2);
   CHECK_THAT(seen, Contains("OUT '-' writes standard output, which is a terminal"));
+  // SIGTERM while standard input is a pipe nobody writes to: exit 130, nothing left in TMPDIR.
+  int fds[2];
+  REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+  test::Spawn how;
+  how.input = fds[0];
+  const char* old_tmp = std::getenv("TMPDIR");
+  const std::string kept = old_tmp ? old_tmp : "";
+  ::setenv("TMPDIR", tmp.c_str(), 1);  // the child's, from the environment at the fork
+  const fs::path log = scratch() / "pipe_wait.log";
+  const pid_t pid = test::spawn_clfilter({"-", "pipe_never.png", "-f", "sobel"}, log, how);
+  if (old_tmp) ::setenv("TMPDIR", kept.c_str(), 1);
+  else ::unsetenv("TMPDIR");
+  ::close(fds[0]);
+  ::kill(pid, SIGTERM);
+  CHECK(test::wait_exit(pid) == 130);
+  ::close(fds[1]);
+  INFO(slurp(log));
+  CHECK_THAT(slurp(log), Contains("interrupted"));
+  CHECK_FALSE(fs::exists(scratch() / "pipe_never.png"));
+  CHECK(tmp_is_empty());
 }
