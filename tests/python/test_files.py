@@ -2,6 +2,7 @@
 command line's own outputs, with bad files among good ones, and Ctrl-C."""
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -86,8 +87,15 @@ def test_bad_arguments_are_named_before_any_file_opens(tmp_path):
         clfilter.filter_files(inputs, tmp_path, "blur")
     with pytest.raises(ValueError, match="gaussian: sigma"):
         clfilter.filter_files(inputs, tmp_path, "gaussian:sigma=-1")
-    with pytest.raises(ValueError, match="would both be written to"):
+    with pytest.raises(ValueError, match="is given twice"):
         clfilter.filter_files([inputs[0], inputs[0]], tmp_path, "box")
+    twin = tmp_path / "twin" / os.path.basename(inputs[0])
+    twin.parent.mkdir()
+    shutil.copy(inputs[0], twin)
+    with pytest.raises(ValueError, match="would both be written to"):
+        clfilter.filter_files([inputs[0], twin], tmp_path, "box")
+    with pytest.raises(ValueError, match="'%s' is a directory: give the files in it" % twin.parent):
+        clfilter.filter_files([twin.parent], tmp_path / "out", "box")
     with pytest.raises(ValueError, match="io is 'auto' or 'oiio'"):
         clfilter.filter_files(inputs, tmp_path, "box", io="pil")
     with pytest.raises(ValueError, match="output_dir '%s' is a file, not a directory" % inputs[0]):
