@@ -8,9 +8,9 @@
 #include <OpenImageIO/imagebufalgo.h>
 
 #include <cstring>
-#include <functional>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <sstream>
 #include <tuple>
