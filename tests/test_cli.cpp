@@ -1228,17 +1228,19 @@ TEST_CASE("a batch writes every good file, names the bad one, and exits 1") {
   CHECK_FALSE(fs::exists(scratch() / "batch_out" / "edge.03.png"));
 }
 
-// Runs `clfilter ARGS...` with stdout and stderr on a pseudo-terminal; its exit code and what it
-// printed there. `watch` sees the text so far (and the pid) each time more comes.
+// Runs `clfilter ARGS...` with stdout and stderr (and stdin, with `input_too`) on a
+// pseudo-terminal; its exit code and what it printed there. `watch` sees the text so far (and the
+// pid) each time more comes.
 std::pair<int, std::string> on_terminal(
     const std::vector<std::string>& args,
-    const std::function<void(pid_t, const std::string&)>& watch = {}) {
+    const std::function<void(pid_t, const std::string&)>& watch = {}, bool input_too = false) {
   int master = -1, slave = -1;
   REQUIRE(::openpty(&master, &slave, nullptr, nullptr, nullptr) == 0);
   ::fcntl(master, F_SETFD, FD_CLOEXEC);
   ::fcntl(slave, F_SETFD, FD_CLOEXEC);
   test::Spawn how;
   how.terminal = slave;
+  if (input_too) how.input = slave;
   const pid_t pid = test::spawn_clfilter(args, scratch() / "terminal.log", how);
   ::close(slave);
   std::string seen;
@@ -1339,6 +1341,10 @@ TEST_CASE("'-' reads standard input and writes standard output, as files do") {
       on_terminal({(scratch() / "pipe_in.png").string(), "-", "-f", "sobel"});
   CHECK(code == 2);
   CHECK_THAT(seen, Contains("OUT '-' writes standard output, which is a terminal"));
+  const auto [in_code, in_seen] = on_terminal({"-", "pipe_tty.png", "-f", "sobel"}, {}, true);
+  CHECK(in_code == 2);
+  CHECK_THAT(in_seen, Contains("IN '-' reads standard input, which is a terminal"));
+  CHECK_FALSE(fs::exists(scratch() / "pipe_tty.png"));
   // SIGTERM while standard input is a pipe nobody writes to: exit 130, nothing left in TMPDIR.
   int fds[2];
   REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
