@@ -290,9 +290,7 @@ struct Naming {
 // IN OUT: the file is streamed (its header first, so a bad IN fails before the device opens;
 // then its rows strip by strip, decoded on this thread and encoded on the streamer's landing
 // thread while the device works), written to a temporary file, renamed over OUT.
-int run_file(const Options& o, const clf::Registry& registry, const clf::FileJob& job,
-             const Naming& named) {
-  const Chain chain = check_chain(registry, o.filters);
+int run_file(const Options& o, const Chain& chain, const clf::FileJob& job, const Naming& named) {
   const clf::IoModule& io = file_io(o, job);
   io.check_writable(job.out);
   if (o.verbose && &io == &clf::jpeg_io())
@@ -346,9 +344,9 @@ int run_file(const Options& o, const clf::Registry& registry, const clf::FileJob
 // named by its format before the run, standard output gets the output file once it is committed
 // (standard_streams.hpp). Nothing reaches standard output from a run that fails.
 int run_one(const Options& o, const clf::Registry& registry, clf::FileJob job) {
+  const Chain chain = check_chain(registry, o.filters);  // refused before standard input is read
   const bool from_stdin = job.in == "-", to_stdout = clf::names_standard_output(job.out);
-  if (!from_stdin && !to_stdout) return run_file(o, registry, job, Naming{});
-  check_chain(registry, o.filters);  // a bad chain is refused before standard input is read
+  if (!from_stdin && !to_stdout) return run_file(o, chain, job, Naming{});
   if (to_stdout && ::isatty(STDOUT_FILENO))
     throw usage_error("OUT '" + job.out +
                       "' writes standard output, which is a terminal: redirect it (> out.png) or "
@@ -369,7 +367,7 @@ int run_one(const Options& o, const clf::Registry& registry, clf::FileJob job) {
       job.out = named.as_given.back().first;
       named.report = &std::cerr;
     }
-    const int code = run_file(o, registry, job, named);
+    const int code = run_file(o, chain, job, named);
     if (to_stdout) streams.send_output();
     return code;
   } catch (const clf::Error& e) {

@@ -87,11 +87,10 @@ bool names_standard_output(const std::string& out) {
 }
 
 std::string standard_output_extension(const std::string& out, const std::string& like) {
-  std::string ext = out == "-" ? std::filesystem::path(like).extension().string()
-                               : "." + out.substr(0, out.size() - 2);
-  ext.erase(0, 1);
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return char(std::tolower(c)); });
+  std::string ext = out != "-" ? out.substr(0, out.size() - 2)  // FORMAT:-
+                               : std::filesystem::path(like).extension().string();
+  if (out == "-" && !ext.empty()) ext.erase(0, 1);  // the dot
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
   return ext;
 }
 

@@ -67,13 +67,14 @@ inline std::string as_other_user() {
 // take it, instead of ending the process before its first line runs, so a test may signal it at
 // any time, on any machine load. `unblocked` leaves them as a shell leaves them (the window before
 // main is then open); `ignored` starts it with that signal ignored, as nohup starts a job;
-// `terminal` (a pseudo-terminal's slave) takes stdout and stderr in place of the log; `input`,
-// where given, is standard input.
+// `terminal` (a pseudo-terminal's slave) takes stdout and stderr in place of the log; `input`
+// and `output`, where given, are standard input and standard output (stderr staying the log's).
 struct Spawn {
   bool unblocked = false;
   int ignored = 0;
   int terminal = -1;
   int input = -1;
+  int output = -1;
 };
 
 // Starts `clfilter ARGS...` in scratch() with stdout and stderr to `log`, and returns its pid.
@@ -115,6 +116,7 @@ inline pid_t spawn_clfilter(const std::vector<std::string>& args, const std::fil
                      : ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0 || ::dup2(fd, STDERR_FILENO) < 0 || ::dup2(fd, STDOUT_FILENO) < 0) ::_exit(126);
   if (how.input >= 0 && ::dup2(how.input, STDIN_FILENO) < 0) ::_exit(126);
+  if (how.output >= 0 && ::dup2(how.output, STDOUT_FILENO) < 0) ::_exit(126);
   ::execv(CLF_TEST_CLI, argv.data());
   ::_exit(127);
 }

@@ -1345,18 +1345,46 @@ TEST_CASE("'-' reads standard input and writes standard output, as files do") {
   CHECK(in_code == 2);
   CHECK_THAT(in_seen, Contains("IN '-' reads standard input, which is a terminal"));
   CHECK_FALSE(fs::exists(scratch() / "pipe_tty.png"));
+  // Faults. A full disk while standard input is copied (ulimit -f; clfilter ignores SIGXFSZ):
+  // exit 1 naming the cause, OUT byte for byte as it was.
+  const std::string before = slurp(scratch() / "pipe_stdin.png");
+  Result full = clfilter("- pipe_stdin.png -f box", "ulimit -f 2; " + env, "pipe_in.png");
+  INFO(full.err);
+  CHECK(full.code == 1);
+  CHECK_THAT(full.err, Contains("cannot spool standard input") && Contains("File too large"));
+  CHECK(slurp(scratch() / "pipe_stdin.png") == before);
+  CHECK(tmp_is_empty());
+  // The child's TMPDIR, from the environment at the fork.
+  const char* old_tmp = std::getenv("TMPDIR");
+  const std::string kept = old_tmp ? old_tmp : "";
+  auto spawn_in_tmp = [&](const std::vector<std::string>& args, const fs::path& log,
+                          test::Spawn how) {
+    ::setenv("TMPDIR", tmp.c_str(), 1);
+    const pid_t pid = test::spawn_clfilter(args, log, how);
+    if (old_tmp) ::setenv("TMPDIR", kept.c_str(), 1);
+    else ::unsetenv("TMPDIR");
+    return pid;
+  };
+  // Standard output a pipe whose reader is gone: exit 1 naming it, nothing left in TMPDIR.
+  int closed[2];
+  REQUIRE(::pipe2(closed, O_CLOEXEC) == 0);
+  ::close(closed[0]);
+  test::Spawn to_closed;
+  to_closed.output = closed[1];
+  const fs::path closed_log = scratch() / "pipe_closed.log";
+  const pid_t writer = spawn_in_tmp({"pipe_in.png", "-", "-f", "sobel"}, closed_log, to_closed);
+  ::close(closed[1]);
+  CHECK(test::wait_exit(writer) == 1);
+  INFO(slurp(closed_log));
+  CHECK_THAT(slurp(closed_log), Contains("cannot write the image to standard output: Broken pipe"));
+  CHECK(tmp_is_empty());
   // SIGTERM while standard input is a pipe nobody writes to: exit 130, nothing left in TMPDIR.
   int fds[2];
   REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
   test::Spawn how;
   how.input = fds[0];
-  const char* old_tmp = std::getenv("TMPDIR");
-  const std::string kept = old_tmp ? old_tmp : "";
-  ::setenv("TMPDIR", tmp.c_str(), 1);  // the child's, from the environment at the fork
   const fs::path log = scratch() / "pipe_wait.log";
-  const pid_t pid = test::spawn_clfilter({"-", "pipe_never.png", "-f", "sobel"}, log, how);
-  if (old_tmp) ::setenv("TMPDIR", kept.c_str(), 1);
-  else ::unsetenv("TMPDIR");
+  const pid_t pid = spawn_in_tmp({"-", "pipe_never.png", "-f", "sobel"}, log, how);
   ::close(fds[0]);
   ::kill(pid, SIGTERM);
   CHECK(test::wait_exit(pid) == 130);
