@@ -24,11 +24,11 @@ cd "$root/build-fuzz"
 rm -f crash-* leak-* timeout-* oom-*
 export LSAN_OPTIONS="suppressions=$root/tests/fuzz/lsan.supp:print_suppressions=0"
 # Full unwinding where a suppression must match frames of libraries built without frame pointers
-# (OpenImageIO, PoCL, LLVM). It unwinds at every allocation: the parser's target, which reaches
-# none of them, runs 6x slower with it.
+# (OpenImageIO, PoCL, LLVM). It walks the whole stack at every allocation, so the parser's target,
+# which reaches none of them, goes without.
 declare -A fast_unwind=([fuzz_filter_spec]=1 [fuzz_filter_create]=0 [fuzz_image_read]=0)
 # Runs per target in the fixed mode: about a minute each on a 2-core machine.
-# fuzz_filter_create builds kernels (a PoCL compile for each new shape, ~10 s for the first with
+# fuzz_filter_create builds kernels (a PoCL compile for each new shape, the first the slowest with
 # cold caches): fewer runs, a longer timeout per unit; about a minute too.
 declare -A runs=([fuzz_filter_spec]=300000 [fuzz_filter_create]=400 [fuzz_image_read]=6000)
 declare -A timeout=([fuzz_filter_spec]=10 [fuzz_filter_create]=120 [fuzz_image_read]=10)
@@ -44,7 +44,8 @@ for target in fuzz_filter_spec fuzz_filter_create fuzz_image_read; do
     mode=(-seed=1 -runs="${runs[$target]}" "fixed_$name")
     echo "== $target: checked-in corpus, then ${runs[$target]} runs from seed 1"
   fi
-  ASAN_OPTIONS="fast_unwind_on_malloc=${fast_unwind[$target]}" "./bin/$target" "${mode[@]}" -timeout="${timeout[$target]}" -rss_limit_mb=4096 -print_final_stats=1 \
+  ASAN_OPTIONS="fast_unwind_on_malloc=${fast_unwind[$target]}" \
+    "./bin/$target" "${mode[@]}" -timeout="${timeout[$target]}" -rss_limit_mb=4096 -print_final_stats=1 \
     "$root/tests/fuzz/corpus/$name" 2>&1 | grep -E "Done|stat::number_of_executed_units|ERROR|SUMMARY|crash" || true
   if compgen -G "crash-*" >/dev/null || compgen -G "leak-*" >/dev/null ||
      compgen -G "timeout-*" >/dev/null || compgen -G "oom-*" >/dev/null; then
