@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -533,6 +534,12 @@ TEST_CASE("poisoned planes: every filter and layout reads only what was written"
        {{"bilateral.outputs", "8"},
         {"bilateral.rows_max_radius", "8"},
         {"bilateral.lane_tables", "1"}}},
+      {{"bilateral:d=9,sigma_color=40,sigma_space=3,border=wrap"},
+       {{"bilateral.outputs", "4"},
+        {"bilateral.rows_max_radius", "8"},
+        {"bilateral.lane_tables", "1"},
+        {"bilateral.pair_channels", "1"},
+        {"bilateral.pair_outputs", "8"}}},
       {{"bilateral:d=5,sigma_color=40,sigma_space=2"}, {}},
       {{"laplacian:ksize=5"}, {}},
       {{"unsharp:sigma=2,amount=1.5"}, {}},
@@ -664,10 +671,11 @@ TEST_CASE("bilateral: colour weights far below float's range, in every layout", 
 
 TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, float within 1e-5",
           "[layout]") {
-  // The GPUs' layout, forced on any device: outputs a row a work-item, the taps of a space weight
-  // summed together, colour weights from a table of distances for u8 levels. Against the formula
-  // (tests/reference), every border, 1 to 4 channels (more than one: keys from packed bytes), and
-  // 1-row strips giving the same bits.
+  // The GPUs' layouts, forced on any device: outputs a row a work-item, the taps of a space weight
+  // summed together, or as pairs (a pair of pixels weighted once for both, groups starting their
+  // walks radius rows above); colour weights from a table of distances for u8 levels. Against the
+  // formula (tests/reference), every border, 1 to 4 channels (more than one: keys from packed
+  // bytes), and 1-row strips giving the same bits.
   struct Case {
     const char* spec;
     ref::Border border;
@@ -680,9 +688,14 @@ TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, flo
       {"border=constant,border_value=7", ref::Border::constant, 7, true},
       {"border=constant,border_value=7.5", ref::Border::constant, 7.5, false},
   };
-  // Outputs a work-item, and whether the u8 table is held once per lane of a warp where it fits.
-  const std::pair<const char*, const char*> layouts[] = {{"4", "0"}, {"8", "0"}, {"4", "1"}};
-  for (const auto& [outputs, lane_tables] : layouts)
+  // Outputs a work-item, whether the u8 table is held once per lane of a warp where it fits, and
+  // from how many channels the pairs layout takes over (8 outputs, groups of 4 rows; 0: never).
+  struct Layout {
+    const char *outputs, *lane_tables, *pair_channels;
+  };
+  const Layout layouts[] = {
+      {"4", "0", "0"}, {"8", "0", "0"}, {"4", "1", "0"}, {"4", "1", "1"}, {"4", "0", "2"}};
+  for (const auto& [outputs, lane_tables, pair_channels] : layouts)
     for (const clf::PixelType type : {clf::PixelType::u8, clf::PixelType::f32})
       for (const int channels : {1, 2, 3, 4})
         for (const Case& c : cases) {
@@ -691,22 +704,27 @@ TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, flo
           const double sigma_color = u8 ? 40 : 0.3;
           const std::string spec = "bilateral:d=7,sigma_color=" + std::string(u8 ? "40" : "0.3") +
                                    ",sigma_space=2," + c.spec;
-          const std::string layout_name = std::string("rows x") + outputs;
+          // One channel's table keys are denormal floats: devices that flush them take exp. More
+          // channels' are integers.
+          const clf::DeviceInfo& info = test::device()->info();
+          const bool table = u8 && c.table && (channels > 1 || info.fp32_denormals);
+          const int pairs_from = std::stoi(pair_channels);
+          const bool paired = pairs_from > 0 && channels >= pairs_from;
+          const std::string layout_name = paired ? "pairs x8" : std::string("rows x") + outputs;
           INFO(spec << " x" << channels << " " << clf::pixel_type_name(type) << ", " << layout_name
                     << ", lane tables " << lane_tables);
           KnobScope scope({{"bilateral.outputs", outputs},
                            {"bilateral.rows_max_radius", "8"},
-                           {"bilateral.lane_tables", lane_tables}});
+                           {"bilateral.lane_tables", lane_tables},
+                           {"bilateral.pair_channels", pair_channels},
+                           {"bilateral.pair_outputs", "8"},
+                           {"bilateral.pair_rows", "4"}});
           clf::Pipeline p(test::device());
           p.add(test::registry(), spec);
           clf::Image got;
           p.run(in, got);
           const std::string layout = p.filter(0).describe();
           CHECK_THAT(layout, Catch::Contains(layout_name));
-          // One channel's table keys are denormal floats: devices that flush them take exp. More
-          // channels' are integers.
-          const clf::DeviceInfo& info = test::device()->info();
-          const bool table = u8 && c.table && (channels > 1 || info.fp32_denormals);
           CHECK((layout.find("colour table") != std::string::npos) == table);
           // With lane tables, the most copies to 32 that fit the device's __local memory (one
           // channel's 32 copies, 32 KiB: everywhere).
@@ -731,31 +749,71 @@ TEST_CASE("bilateral's rows layout: groups walk down several rows, the last grou
   // group where a strip's rows would leave fewer than 8 groups a compute unit. An image in one
   // strip 5 rows a group tall, 3 past a whole number of groups (one group across), against the
   // formula and against 1-row strips (one row a group).
+  // The pairs layout the same, its groups counted as the rows layout's (bilateral.pair_groups).
   const size_t min_groups = 8 * size_t(std::max(1, test::device()->info().compute_units));
   const int rows = int(min_groups * 5 + 3);
-  KnobScope scope({{"bilateral.outputs", "4"},
-                   {"bilateral.rows_max_radius", "8"},
-                   {"bilateral.lane_tables", "1"}});
+  for (const char* pair_channels : {"0", "1"})
+    for (const int channels : {1, 3}) {
+      KnobScope scope({{"bilateral.outputs", "4"},
+                       {"bilateral.rows_max_radius", "8"},
+                       {"bilateral.lane_tables", "1"},
+                       {"bilateral.pair_channels", pair_channels},
+                       {"bilateral.pair_groups", "8"}});
+      const clf::Image in = test::random_image(37, rows, channels, clf::PixelType::u8, 5);
+      const std::string spec = "bilateral:d=5,sigma_color=30,sigma_space=2,border=reflect101";
+      INFO(spec << " x" << channels << ", " << rows << " rows, pairs from " << pair_channels
+                << " channels");
+      clf::RunOptions whole;
+      whole.strip_rows = rows;
+      const clf::Image got = test::run_chain({spec}, in, whole);
+      const ref::Image want =
+          ref::bilateral(test::to_ref(in), 2, 30, 2, ref::Border::reflect101, 0);
+      CHECK(bilateral_error(test::to_ref(got), want, true) <= 1.0);
+      clf::RunOptions strips;
+      strips.strip_rows = 1;
+      CHECK(test::identical(test::run_chain({spec}, in, strips), got));
+    }
+}
+
+TEST_CASE("bilateral's pairs layout: inf and NaN give what the formula gives, as the rows layout",
+          "[layout]") {
+  // Float images weigh by exp: a pixel of inf or NaN is NaN where its own weight is (the centre's
+  // distance is NaN), and weighs 0 or NaN in its neighbours' sums. Both layouts compute each tap's
+  // weight by the same formula, so their non-finite results fall on the same pixels.
   for (const int channels : {1, 3}) {
-    const clf::Image in = test::random_image(37, rows, channels, clf::PixelType::u8, 5);
-    const std::string spec = "bilateral:d=5,sigma_color=30,sigma_space=2,border=reflect101";
-    INFO(spec << " x" << channels << ", " << rows << " rows");
-    clf::RunOptions whole;
-    whole.strip_rows = rows;
-    const clf::Image got = test::run_chain({spec}, in, whole);
-    const ref::Image want = ref::bilateral(test::to_ref(in), 2, 30, 2, ref::Border::reflect101, 0);
-    CHECK(bilateral_error(test::to_ref(got), want, true) <= 1.0);
-    clf::RunOptions strips;
-    strips.strip_rows = 1;
-    CHECK(test::identical(test::run_chain({spec}, in, strips), got));
+    clf::Image in = test::random_image(29, 17, channels, clf::PixelType::f32, 9);
+    reinterpret_cast<float*>(in.row(5))[7 * channels] = std::numeric_limits<float>::infinity();
+    reinterpret_cast<float*>(in.row(11))[20 * channels] = std::numeric_limits<float>::quiet_NaN();
+    const std::string spec = "bilateral:d=5,sigma_color=0.3,sigma_space=2";
+    auto run = [&](const char* pair_channels) {
+      KnobScope scope({{"bilateral.outputs", "4"},
+                       {"bilateral.rows_max_radius", "8"},
+                       {"bilateral.pair_channels", pair_channels}});
+      return test::run_chain({spec}, in);
+    };
+    const clf::Image rows = run("0"), pairs = run("1");
+    int non_finite = 0;
+    for (int y = 0; y < 17; ++y)
+      for (int i = 0; i < 29 * channels; ++i) {
+        const float a = reinterpret_cast<const float*>(rows.row(y))[i];
+        const float b = reinterpret_cast<const float*>(pairs.row(y))[i];
+        INFO("x" << channels << " row " << y << " value " << i << ": rows " << a << ", pairs "
+                 << b);
+        CHECK(std::isnan(a) == std::isnan(b));
+        CHECK(std::isinf(a) == std::isinf(b));
+        non_finite += !std::isfinite(a);
+        if (std::isfinite(a)) CHECK(std::abs(a - b) <= 1e-5f);
+      }
+    CHECK(non_finite >= 2 * channels);  // at least the two pixels themselves
   }
 }
 
 TEST_CASE("bilateral: a device whose programs flush denormals takes no one-channel colour table",
           "[layout]") {
   // One channel's __local table keys are denormal floats: with -cl-denorms-are-zero (or fast or
-  // unsafe math) in the build options they would all read entry 0, so the rows layout takes exp
-  // (CPUs' polynomial, GPUs' native_exp). More channels' keys are integers: their table stays.
+  // unsafe math) in the build options they would all read entry 0, so the rows layout (and its
+  // pairs) takes exp (CPUs' polynomial, GPUs' native_exp). More channels' keys are integers: their
+  // table stays.
   const std::string selector = test::device()->info().is_gpu ? "gpu" : "cpu";
   for (const char* flush : {"-cl-denorms-are-zero", "-cl-fast-relaxed-math"}) {
     INFO(flush);
@@ -765,24 +823,27 @@ TEST_CASE("bilateral: a device whose programs flush denormals takes no one-chann
     CHECK_FALSE(device->info().fp32_denormals);
     CHECK(clf::Device::open(selector)->info().fp32_denormals ==
           test::device()->info().fp32_denormals);
-    clf::Tuning t = device->tuning();
-    t.knobs["bilateral.outputs"] = "4";
-    t.knobs["bilateral.rows_max_radius"] = "8";
-    t.knobs["bilateral.lane_tables"] = "1";
-    device->set_tuning(t);
-    for (const int channels : {1, 3}) {
-      const clf::Image in = test::random_image(45, 19, channels, clf::PixelType::u8, 23);
-      clf::Pipeline p(device);
-      p.add(test::registry(), "bilateral:d=7,sigma_color=40,sigma_space=2");
-      clf::Image got;
-      p.run(in, got);
-      const std::string layout = p.filter(0).describe();
-      CHECK_THAT(layout, Catch::Contains("rows x4"));
-      CHECK((layout.find("colour table") != std::string::npos) == (channels == 3));
-      const ref::Image want =
-          ref::bilateral(test::to_ref(in), 3, 40, 2, ref::Border::reflect101, 0);
-      CHECK(largest_difference(test::to_ref(got), want) <= 1.0);
-    }
+    for (const char* pair_channels : {"0", "1"})  // the rows layout, then its pairs
+      for (const int channels : {1, 3}) {
+        INFO("pairs from " << pair_channels << " channels, x" << channels);
+        clf::Tuning t = device->tuning();
+        t.knobs["bilateral.outputs"] = "4";
+        t.knobs["bilateral.rows_max_radius"] = "8";
+        t.knobs["bilateral.lane_tables"] = "1";
+        t.knobs["bilateral.pair_channels"] = pair_channels;
+        device->set_tuning(t);
+        const clf::Image in = test::random_image(45, 19, channels, clf::PixelType::u8, 23);
+        clf::Pipeline p(device);
+        p.add(test::registry(), "bilateral:d=7,sigma_color=40,sigma_space=2");
+        clf::Image got;
+        p.run(in, got);
+        const std::string layout = p.filter(0).describe();
+        CHECK_THAT(layout, Catch::Contains(pair_channels[0] == '0' ? "rows x4" : "pairs x4"));
+        CHECK((layout.find("colour table") != std::string::npos) == (channels == 3));
+        const ref::Image want =
+            ref::bilateral(test::to_ref(in), 3, 40, 2, ref::Border::reflect101, 0);
+        CHECK(largest_difference(test::to_ref(got), want) <= 1.0);
+      }
   }
 }
 

@@ -274,16 +274,23 @@ inline void bl_load(const __global float* row, int plane, float* f) {
       for (int c = 0; c < CH; ++c) sum[c * BL_N + o] += (space) * gs[c];          \
     }
 
-__kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(BILATERAL_ARGS,
-                                                                                int group_rows) {
 #if defined(BL_LUT)
-  __local float lut[BL_LUT * BL_COPIES];
-  for (int dist = get_local_id(0); dist < BL_LUT; dist += BL_WG) {  // one exp a distance
+// The group's colour table: one exp a distance, BL_COPIES copies interleaved.
+inline void bl_fill_table(__local float* lut, float color_coeff) {
+  for (int dist = get_local_id(0); dist < BL_LUT; dist += BL_WG) {
     const float w = exp((float)(dist * dist) * color_coeff);
     for (int j = 0; j < BL_COPIES; ++j)  // side-by-side distances start at side-by-side copies
       lut[dist * BL_COPIES + (dist + j) % BL_COPIES] = w;
   }
   barrier(CLK_LOCAL_MEM_FENCE);
+}
+#endif
+
+__kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(BILATERAL_ARGS,
+                                                                                int group_rows) {
+#if defined(BL_LUT)
+  __local float lut[BL_LUT * BL_COPIES];
+  bl_fill_table(lut, color_coeff);
 #endif
   const BL_KEY0_T key0 = BL_KEY0(get_local_id(0) % BL_COPIES);
   const int x0 = get_global_id(0) * BL_N;
@@ -306,6 +313,99 @@ __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(
     __global float* d = dst + dst_origin + y * dst_pitch + x0;
     for (int o = 0; o < BL_N && x0 + o < width; ++o)
       for (int c = 0; c < CH; ++c) d[c * dst_plane + o] = BL_DIVIDE(sum[c * BL_N + o], wsum[o]);
+  }
+}
+#endif
+
+#if defined(BL_PAIRS)
+// The pairs layout (-D BL_PAIRS and the host's BL_PAIR_TAPS; the rows layout's other options): a
+// pixel pair's colour weight is one weight for both of its pixels, each the other's tap. A
+// work-item's BL_N outputs of a row walk down its rows, from BL_R rows above the first, holding the
+// sums of rows y to y + BL_R (slot dy: row y + dy). At row y each pair of a pixel of row y (p) and
+// one of row y + dy (q, dy = 0 to BL_R) that are an output's taps is weighted once, and added to
+// p's sums and to q's where they are outputs. Row y then has all its taps. Every output's sums take
+// their taps in the host's order whichever row its group starts at: strips give the same bits.
+#define BL_OUT(dy, o) ((dy)*BL_N + ((o) < 0 ? 0 : (o)))
+#define BL_SUM(c, dy, o) sum[(c) * (BL_R + 1) * BL_N + BL_OUT(dy, o)]
+#if defined(BL_SAD)
+#define BL_PAIR_KEY(kp, q, kq) (bl_sad(a_bytes[kp], q##_bytes[kq]) * (4u * BL_COPIES) + key0)
+#else
+#define BL_PAIR_KEY(kp, q, kq) bl_pair_key(a + (kp), q + (kq), key0)
+// The key of the colour distance of window pixels p and q (channel c at p[c * BL_W]).
+inline float bl_pair_key(const float* p, const float* q, float key0) {
+  float dist = fabs(q[0] - p[0]);
+#pragma unroll
+  for (int c = 1; c < CH; ++c) dist += fabs(q[c * BL_W] - p[c * BL_W]);
+  return BL_KEY(dist);
+}
+#endif
+// Window row y + dy into b; the last starts its outputs' sums from their centres: with a colour
+// table, weight 1; with exp, the formula's (NaN for a centre of inf or NaN).
+#define BL_NEXT(dy)                                                                  \
+  bl_load(s + (y + (dy)) * src_pitch, src_plane, b);                                 \
+  BL_PACK(b);                                                                        \
+  if ((dy) == BL_R) _Pragma("unroll") for (int o = 0; o < BL_N; ++o) {               \
+      const float w = BL_CENTRE_WEIGHT(b + BL_HX + o);                               \
+      wsum[BL_OUT(BL_R, o)] = w;                                                     \
+      for (int c = 0; c < CH; ++c) BL_SUM(c, BL_R, o) = w * b[c * BL_W + BL_HX + o]; \
+    }
+#if defined(BL_LUT)
+#define BL_CENTRE_WEIGHT(v) 1.f
+#else
+#define BL_CENTRE_WEIGHT(v) BL_COLOR_OF(bl_pair_key(v, v, key0))
+#endif
+#define BL_PAIR_ROW(dy, f) ((dy) == 0 ? a : f)
+#define BL_PAIR(dy, kp, kq, space, op, oq)                                                      \
+  {                                                                                             \
+    const float w =                                                                             \
+        (space)*BL_COLOR_OF((dy) == 0 ? BL_PAIR_KEY(kp, a, kq) : BL_PAIR_KEY(kp, b, kq));       \
+    if ((op) >= 0) {                                                                            \
+      wsum[BL_OUT(0, op)] += w;                                                                 \
+      for (int c = 0; c < CH; ++c) BL_SUM(c, 0, op) += w * BL_PAIR_ROW(dy, b)[c * BL_W + (kq)]; \
+    }                                                                                           \
+    if ((oq) >= 0) {                                                                            \
+      wsum[BL_OUT(dy, oq)] += w;                                                                \
+      for (int c = 0; c < CH; ++c) BL_SUM(c, dy, oq) += w * a[c * BL_W + (kp)];                 \
+    }                                                                                           \
+  }
+
+__kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_pairs(BILATERAL_ARGS,
+                                                                                 int group_rows) {
+#if defined(BL_LUT)
+  __local float lut[BL_LUT * BL_COPIES];
+  bl_fill_table(lut, color_coeff);
+#endif
+  const BL_KEY0_T key0 = BL_KEY0(get_local_id(0) % BL_COPIES);
+  const int x0 = get_global_id(0) * BL_N;
+  if (x0 >= width) return;
+  const __global float* s = src + src_origin + x0 - BL_HX;
+  __global float* d = dst + dst_origin + x0;
+  const int first = get_group_id(1) * group_rows, end = min(first + group_rows, rows);
+  float a[CH * BL_W], b[CH * BL_W], wsum[(BL_R + 1) * BL_N], sum[CH * (BL_R + 1) * BL_N];
+#if defined(BL_SAD)
+  uint a_bytes[BL_W], b_bytes[BL_W];
+#endif
+  for (int i = 0; i < (BL_R + 1) * BL_N; ++i) {  // rows above the first: never stored
+    wsum[i] = 0.f;
+    for (int c = 0; c < CH; ++c) sum[c * (BL_R + 1) * BL_N + i] = 0.f;
+  }
+  for (int y = first - BL_R; y < end; ++y) {
+    bl_load(s + y * src_pitch, src_plane, a);
+    BL_PACK(a);
+    BL_PAIR_TAPS
+    if (y >= first) {
+      __global float* out = d + y * dst_pitch;
+#pragma unroll
+      for (int o = 0; o < BL_N; ++o)
+        if (x0 + o < width)
+          for (int c = 0; c < CH; ++c) out[c * dst_plane + o] = BL_DIVIDE(BL_SUM(c, 0, o), wsum[o]);
+    }
+#pragma unroll
+    for (int i = 0; i < BL_R * BL_N; ++i) {
+      wsum[i] = wsum[i + BL_N];
+      for (int c = 0; c < CH; ++c)
+        sum[c * (BL_R + 1) * BL_N + i] = sum[c * (BL_R + 1) * BL_N + i + BL_N];
+    }
   }
 }
 #endif

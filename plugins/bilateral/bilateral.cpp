@@ -31,6 +31,8 @@ constexpr int tiled_max_channels = 4;
 // (the tuning's bilateral.table_group, or with more channels bilateral.packed_group) down more
 // rows, so that filling the table costs little beside the taps it serves.
 constexpr int rows_group = 64, lane_tables_group = 256, lane_tables_rows = 16, lanes = 32;
+// The pairs layout's groups and rows: each work-item walks 2 radius rows more than its outputs'.
+constexpr int pairs_group = 128, pairs_rows = 64;
 
 // The floats of a window row, per channel, that the rows layout loads (bilateral.cl's BL_W): whole
 // float4s from CLF_HALO4(radius) columns left of a work-item's first output to its last output's
@@ -61,6 +63,33 @@ std::string rows_taps(int radius, Space space) {
   return text + "\n";
 }
 
+// The pairs layout's pairs (bilateral.cl, BL_PAIR_TAPS) for `outputs` outputs of a row at window
+// columns CLF_HALO4(radius) on, of `floats` a row: those of a pixel of row y and one of row y + dy
+// for dy = 0 to radius (BL_NEXT(dy) first loads row y + dy), each pair once where either pixel is
+// an output whose disc holds the other. BL_PAIR(dy, p's column, q's column, space, p's output,
+// q's): an output's index, or -1 where that pixel is none.
+template <typename Space>
+std::string pair_taps(int radius, int outputs, int floats, Space space) {
+  const int first = CLF_HALO4(radius);
+  auto output = [&](int k) { return k >= first && k < first + outputs ? k - first : -1; };
+  std::string text = "#define BL_PAIR_TAPS";
+  char pair[112];
+  for (int dy = 0; dy <= radius; ++dy) {
+    if (dy > 0) text += " \\\n  BL_NEXT(" + std::to_string(dy) + ")";
+    for (int dx = dy == 0 ? 1 : -radius; dx <= radius; ++dx) {
+      if (!in_disc(dx, dy, radius)) continue;
+      for (int kp = std::max(0, -dx); kp < floats && kp + dx < floats; ++kp) {
+        const int op = output(kp), oq = output(kp + dx);
+        if (op < 0 && oq < 0) continue;
+        std::snprintf(pair, sizeof pair, " \\\n  BL_PAIR(%d, %d, %d, %.9ef, %d, %d)", dy, kp,
+                      kp + dx, double(space(dx, dy)), op, oq);
+        text += pair;
+      }
+    }
+  }
+  return text + "\n";
+}
+
 class Bilateral : public Filter {
  public:
   Bilateral(Device& device, int radius, double sigma_color, double sigma_space, Border border)
@@ -73,7 +102,14 @@ class Bilateral : public Filter {
         rows_outputs_(radius <= int(device.knob_number("bilateral.rows_max_radius", 0))
                           ? int(device.knob_number("bilateral.outputs", 0)) / 4 * 4
                           : 0),
-        min_groups_(clf_plugins::min_groups(device, 8)) {
+        pair_channels_(int(device.knob_number("bilateral.pair_channels", 0))),
+        pair_outputs_(
+            rows_outputs_ > 0 && pair_channels_ > 0
+                ? std::max(4, int(device.knob_number("bilateral.pair_outputs", 4)) / 4 * 4)
+                : 0),
+        min_groups_(clf_plugins::min_groups(device, 8)),
+        pair_min_groups_(
+            clf_plugins::min_groups(device, device.knob_number("bilateral.pair_groups", 2))) {
     // Space weights exp(-r^2 / 2 ss^2) over the disc, in OpenCV's order.
     std::vector<cl_int2> offsets;
     std::vector<float> space;
@@ -95,7 +131,8 @@ class Bilateral : public Filter {
   // reads outside the table).
   Halo halo() const override {
     if (rows_outputs_ == 0) return {radius_, radius_};
-    return {rows_floats(radius_, rows_outputs_) - CLF_HALO4(radius_) - 1, radius_};
+    const int outputs = std::max(rows_outputs_, pair_outputs_);
+    return {rows_floats(radius_, outputs) - CLF_HALO4(radius_) - 1, radius_};
   }
   Border border() const override { return border_; }
   void enqueue(Stage& stage) override {
@@ -113,11 +150,11 @@ class Bilateral : public Filter {
       const size_t columns = up((w + n - 1) / n, group);
       // The layout's rows a group, fewer where a strip's few rows would leave fewer than
       // min_groups_ groups (each group's work-items, its colour table, then too few).
-      const size_t rows =
-          clf_plugins::units_a_group(h, columns / group, size_t(layout.group_rows), min_groups_);
+      const size_t rows = clf_plugins::units_a_group(h, columns / group, size_t(layout.group_rows),
+                                                     layout.pairs ? pair_min_groups_ : min_groups_);
       args << int(rows);
       stage.launch(kernel, cl::NDRange(columns, (h + rows - 1) / rows), cl::NDRange(group, 1),
-                   "bilateral_rows");
+                   layout.pairs ? "bilateral_pairs" : "bilateral_rows");
     } else if (layout.tiled) {
       stage.launch(kernel, cl::NDRange(up(w, tile_w), up(h, tile_h), 1),
                    cl::NDRange(tile_w, tile_h, 1), "bilateral_tiled");
@@ -150,8 +187,9 @@ class Bilateral : public Filter {
     int vector = 1;
     cl::Kernel kernel;
     bool local_table = false;  // the rows layout's colour table, in __local
+    bool pairs = false;        // the rows layout as pairs (bilateral_pairs)
     std::string name() const {
-      return outputs > 0  ? "rows x" + std::to_string(outputs)
+      return outputs > 0  ? (pairs ? "pairs x" : "rows x") + std::to_string(outputs)
              : tiled      ? "tiled " + std::to_string(tile_w) + "x" + std::to_string(tile_h)
              : vector > 1 ? "direct x" + std::to_string(vector)
                           : std::string("direct");
@@ -164,8 +202,14 @@ class Bilateral : public Filter {
   float color_coeff_;
   int taps_ = 0;
   int rows_outputs_;  // the rows layout's outputs a work-item, from the tuning (0: not taken)
+  // The rows layout as pairs from pair_channels_ channels (0: never), pair_outputs_ outputs a
+  // work-item (0: not taken).
+  int pair_channels_, pair_outputs_;
   // Groups a launch of the rows layout keeps in flight at least: 8 a compute unit.
   size_t min_groups_;
+  // The pairs layout's (bilateral.pair_groups a compute unit): fewer, since its groups start their
+  // walks radius rows above the rows they store.
+  size_t pair_min_groups_;
   DeviceBuffer offsets_, space_;
   std::map<std::pair<int, bool>, Layout> kernels_;  // by channel count and colour table
 
@@ -198,8 +242,9 @@ class Bilateral : public Filter {
     auto found = kernels_.find(key);
     if (found != kernels_.end()) return found->second;
     Layout layout;
-    layout.outputs = outputs;
     layout.local_table = local_table;
+    layout.pairs = outputs > 0 && pair_outputs_ > 0 && channels >= pair_channels_;
+    layout.outputs = layout.pairs ? pair_outputs_ : outputs;
     std::string options = " -D CH=" + std::to_string(channels);
     // Colour weights: GPUs' native exp; CPUs' a polynomial in SIMD lanes (bilateral.cl).
     options += device_.info().is_gpu ? " -D BILATERAL_EXP=native_exp" : " -D BILATERAL_POLY";
@@ -217,8 +262,15 @@ class Bilateral : public Filter {
           layout.group_rows = lane_tables_rows;
         }
       }
-      options += " -D BL_R=" + std::to_string(radius_) + " -D BL_N=" + std::to_string(outputs) +
-                 " -D BL_W=" + std::to_string(rows_floats(radius_, outputs)) +
+      if (layout.pairs) {
+        layout.group = std::clamp(int(device_.knob_number("bilateral.pair_group", pairs_group)), 1,
+                                  int(device_.info().max_work_group_size));
+        layout.group_rows =
+            std::max(1, int(device_.knob_number("bilateral.pair_rows", pairs_rows)));
+      }
+      options += " -D BL_R=" + std::to_string(radius_) +
+                 " -D BL_N=" + std::to_string(layout.outputs) +
+                 " -D BL_W=" + std::to_string(rows_floats(radius_, layout.outputs)) +
                  " -D BL_WG=" + std::to_string(layout.group);
       if (layout.local_table)
         options += " -D BL_LUT=" + std::to_string(entries) +
@@ -229,7 +281,11 @@ class Bilateral : public Filter {
         if (device_.info().is_gpu && device_.info().vendor.find("NVIDIA") != std::string::npos)
           options += " -D BL_PTX";
       }
-      source = rows_taps(radius_, [this](int dx, int dy) { return space_weight(dx, dy); }) + source;
+      auto space = [this](int dx, int dy) { return space_weight(dx, dy); };
+      if (layout.pairs)
+        source = pair_taps(radius_, layout.outputs, rows_floats(radius_, layout.outputs), space) +
+                 "#define BL_PAIRS\n" + source;
+      source = rows_taps(radius_, space) + source;
     } else {
       const uint64_t window_bytes = uint64_t(channels) * (tile_h + 2 * radius_) *
                                     ((plane_margin(radius_) + tile_w + radius_ + 3) / 4) * 16;
@@ -252,10 +308,11 @@ class Bilateral : public Filter {
     }
     cl::Program program =
         device_.build("bilateral.cl", source, options, Helpers::border | Helpers::stage);
-    layout.kernel = device_.kernel(program, layout.outputs > 0  ? "bilateral_rows"
-                                            : layout.tiled      ? "bilateral_tiled"
-                                            : layout.vector > 1 ? "bilateral_vector"
-                                                                : "bilateral_direct");
+    layout.kernel = device_.kernel(program, layout.pairs         ? "bilateral_pairs"
+                                            : layout.outputs > 0 ? "bilateral_rows"
+                                            : layout.tiled       ? "bilateral_tiled"
+                                            : layout.vector > 1  ? "bilateral_vector"
+                                                                 : "bilateral_direct");
     return kernels_.emplace(key, std::move(layout)).first->second;
   }
 };
