@@ -31,7 +31,7 @@ constexpr int tiled_max_channels = 4;
 // (the tuning's bilateral.table_group, or with more channels bilateral.packed_group) down more
 // rows, so that filling the table costs little beside the taps it serves.
 constexpr int rows_group = 64, lane_tables_group = 256, lane_tables_rows = 16, lanes = 32;
-// The pairs layout's groups and rows: each work-item walks 2 radius rows more than its outputs'.
+// The pairs layout's groups and rows: each work-item starts its walk radius rows above its outputs.
 constexpr int pairs_group = 128, pairs_rows = 64;
 
 // The floats of a window row, per channel, that the rows layout loads (bilateral.cl's BL_W): whole
