@@ -286,16 +286,26 @@ inline void bl_fill_table(__local float* lut, float color_coeff) {
 }
 #endif
 
+// Both GPU layouts' start: the group's colour table (BL_LUT), the lane's key0, a work-item's first
+// output x0 and its window rows' first column s; a work-item past the row's end returns once the
+// table is filled.
+#if defined(BL_LUT)
+#define BL_TABLE                         \
+  __local float lut[BL_LUT * BL_COPIES]; \
+  bl_fill_table(lut, color_coeff);
+#else
+#define BL_TABLE
+#endif
+#define BL_GROUP_START                                            \
+  BL_TABLE                                                        \
+  const BL_KEY0_T key0 = BL_KEY0(get_local_id(0) % BL_COPIES);    \
+  const int x0 = get_global_id(0) * BL_N;                         \
+  if (x0 >= width) return;                                        \
+  const __global float* s = src + src_origin + x0 - BL_HX;
+
 __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(BILATERAL_ARGS,
                                                                                 int group_rows) {
-#if defined(BL_LUT)
-  __local float lut[BL_LUT * BL_COPIES];
-  bl_fill_table(lut, color_coeff);
-#endif
-  const BL_KEY0_T key0 = BL_KEY0(get_local_id(0) % BL_COPIES);
-  const int x0 = get_global_id(0) * BL_N;
-  if (x0 >= width) return;
-  const __global float* s = src + src_origin + x0 - BL_HX;
+  BL_GROUP_START
   for (int r = 0; r < group_rows; ++r) {
     const int y = get_group_id(1) * group_rows + r;
     if (y >= rows) return;
@@ -371,14 +381,7 @@ inline float bl_pair_key(const float* p, const float* q, float key0) {
 
 __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_pairs(BILATERAL_ARGS,
                                                                                  int group_rows) {
-#if defined(BL_LUT)
-  __local float lut[BL_LUT * BL_COPIES];
-  bl_fill_table(lut, color_coeff);
-#endif
-  const BL_KEY0_T key0 = BL_KEY0(get_local_id(0) % BL_COPIES);
-  const int x0 = get_global_id(0) * BL_N;
-  if (x0 >= width) return;
-  const __global float* s = src + src_origin + x0 - BL_HX;
+  BL_GROUP_START
   __global float* d = dst + dst_origin + x0;
   const int first = get_group_id(1) * group_rows, end = min(first + group_rows, rows);
   float a[CH * BL_W], b[CH * BL_W], wsum[(BL_R + 1) * BL_N], sum[CH * (BL_R + 1) * BL_N];
