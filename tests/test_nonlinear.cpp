@@ -688,14 +688,18 @@ TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, flo
       {"border=constant,border_value=7", ref::Border::constant, 7, true},
       {"border=constant,border_value=7.5", ref::Border::constant, 7.5, false},
   };
-  // Outputs a work-item, whether the u8 table is held once per lane of a warp where it fits, and
-  // from how many channels the pairs layout takes over (8 outputs, groups of 4 rows; 0: never).
+  // Outputs a work-item, whether the u8 table is held once per lane of a warp where it fits, from
+  // how many channels the pairs layout takes over (8 outputs, groups of 4 rows; 0: never), the
+  // share of the disc's offsets whose pairs take exp where packed bytes key the table, and the
+  // most copies of such a table.
   struct Layout {
-    const char *outputs, *lane_tables, *pair_channels;
+    const char *outputs, *lane_tables, *pair_channels, *pair_exp, *packed_copies;
   };
-  const Layout layouts[] = {
-      {"4", "0", "0"}, {"8", "0", "0"}, {"4", "1", "0"}, {"4", "1", "1"}, {"4", "0", "2"}};
-  for (const auto& [outputs, lane_tables, pair_channels] : layouts)
+  const Layout layouts[] = {{"4", "0", "0", "0", "32"}, {"8", "0", "0", "0", "32"},
+                            {"4", "1", "0", "0", "32"}, {"4", "1", "1", "0", "32"},
+                            {"4", "0", "2", "0", "32"}, {"4", "1", "1", "0.4", "4"},
+                            {"4", "0", "2", "1", "32"}, {"4", "1", "0", "0", "2"}};
+  for (const auto& [outputs, lane_tables, pair_channels, pair_exp, packed_copies] : layouts)
     for (const clf::PixelType type : {clf::PixelType::u8, clf::PixelType::f32})
       for (const int channels : {1, 2, 3, 4})
         for (const Case& c : cases) {
@@ -712,13 +716,16 @@ TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, flo
           const bool paired = pairs_from > 0 && channels >= pairs_from;
           const std::string layout_name = paired ? "pairs x8" : std::string("rows x") + outputs;
           INFO(spec << " x" << channels << " " << clf::pixel_type_name(type) << ", " << layout_name
-                    << ", lane tables " << lane_tables);
+                    << ", lane tables " << lane_tables << ", exp share " << pair_exp
+                    << ", packed copies " << packed_copies);
           KnobScope scope({{"bilateral.outputs", outputs},
                            {"bilateral.rows_max_radius", "8"},
                            {"bilateral.lane_tables", lane_tables},
                            {"bilateral.pair_channels", pair_channels},
                            {"bilateral.pair_outputs", "8"},
-                           {"bilateral.pair_rows", "4"}});
+                           {"bilateral.pair_rows", "4"},
+                           {"bilateral.pair_exp", pair_exp},
+                           {"bilateral.packed_copies", packed_copies}});
           clf::Pipeline p(test::device());
           p.add(test::registry(), spec);
           clf::Image got;
@@ -726,9 +733,13 @@ TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, flo
           const std::string layout = p.filter(0).describe();
           CHECK_THAT(layout, Catch::Contains(layout_name));
           CHECK((layout.find("colour table") != std::string::npos) == table);
-          // With lane tables, the most copies to 32 that fit the device's __local memory (one
-          // channel's 32 copies, 32 KiB: everywhere).
-          int copies = 32;
+          // d=7: 29 taps, 14 offsets each side of the centre, floor(14 share) of them by exp.
+          const int by_exp = paired && table && channels > 1 ? int(14 * std::stod(pair_exp)) : 0;
+          CHECK((layout.find("(exp for " + std::to_string(by_exp) + " of 14 offsets)") !=
+                 std::string::npos) == (by_exp > 0));
+          // With lane tables, the most copies to 32 (packed bytes': to packed_copies) that fit
+          // the device's __local memory (one channel's 32 copies, 32 KiB: everywhere).
+          int copies = channels > 1 ? std::stoi(packed_copies) : 32;
           while (copies > 1 && (255 * channels + 1) * copies * 4 > int64_t(info.local_mem_bytes))
             copies /= 2;
           const bool lanes = table && lane_tables[0] == '1' && info.max_work_group_size >= 32;

@@ -126,19 +126,25 @@ __kernel __attribute__((reqd_work_group_size(TW, TH, 1))) void bilateral_tiled(B
 }
 #endif
 
-// The sum of the absolute differences of the bytes of a and b: on NVIDIA GPUs (-D BL_PTX) PTX's
-// vabsdiff4, one instruction.
+// The sum of the absolute differences of the bytes of a and b, and 2^x: on NVIDIA GPUs (-D BL_PTX)
+// PTX's vabsdiff4 and ex2.approx.ftz, one instruction each (results below 2^-126 are 0).
 #if defined(BL_PTX)
 inline uint bl_sad(uint a, uint b) {
   uint d;
   asm("vabsdiff4.u32.u32.u32.add %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0u));
   return d;
 }
+inline float bl_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
 #else
 inline uint bl_sad(uint a, uint b) {
   const uchar4 d = abs_diff(as_uchar4(a), as_uchar4(b));
   return (uint)d.x + d.y + d.z + d.w;
 }
+#define bl_exp2 native_exp2
 #endif
 
 #if defined(BL_N)
@@ -365,10 +371,26 @@ inline float bl_pair_key(const float* p, const float* q, float key0) {
 #define BL_CENTRE_WEIGHT(v) BL_COLOR_OF(bl_pair_key(v, v, key0))
 #endif
 #define BL_PAIR_ROW(dy, f) ((dy) == 0 ? a : f)
-#define BL_PAIR(dy, kp, kq, space, op, oq)                                                      \
+#define BL_PAIR(dy, kp, kq, space, op, oq) \
+  BL_PAIR_W(dy, kp, kq, op, oq,            \
+            (space)*BL_COLOR_OF((dy) == 0 ? BL_PAIR_KEY(kp, a, kq) : BL_PAIR_KEY(kp, b, kq)))
+#if defined(BL_SAD)
+// Where the host writes BL_PAIR_EXP (bilateral.pair_exp: a share of the disc's offsets), the pair's
+// weight is 2^(distance^2 color_log2 + log2 space) on the device's exp2 (bl_exp2) in place of the
+// table's entry: the table's loads and the exp's unit work side by side.
+inline float bl_exp_weight(uint sad, float log2_space, float color_log2) {
+  const float d = as_float(sad + 0x4B000000u) - 0x1p23f;  // 2^23 + sad: exact, sad below 2^23
+  return bl_exp2(fma(d * d, color_log2, log2_space));
+}
+#define BL_PAIR_EXP(dy, kp, kq, log2_space, op, oq)                                  \
+  BL_PAIR_W(dy, kp, kq, op, oq,                                                      \
+            bl_exp_weight(bl_sad(a_bytes[kp], (dy) == 0 ? a_bytes[kq] : b_bytes[kq]), \
+                          log2_space, color_log2))
+#endif
+// A pair's weight w added to p's sums (output op of row y) and to q's (output oq of row y + dy).
+#define BL_PAIR_W(dy, kp, kq, op, oq, weight)                                                   \
   {                                                                                             \
-    const float w =                                                                             \
-        (space)*BL_COLOR_OF((dy) == 0 ? BL_PAIR_KEY(kp, a, kq) : BL_PAIR_KEY(kp, b, kq));       \
+    const float w = weight;                                                                     \
     if ((op) >= 0) {                                                                            \
       wsum[BL_OUT(0, op)] += w;                                                                 \
       for (int c = 0; c < CH; ++c) BL_SUM(c, 0, op) += w * BL_PAIR_ROW(dy, b)[c * BL_W + (kq)]; \
@@ -387,6 +409,7 @@ __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_pairs
   float a[CH * BL_W], b[CH * BL_W], wsum[(BL_R + 1) * BL_N], sum[CH * (BL_R + 1) * BL_N];
 #if defined(BL_SAD)
   uint a_bytes[BL_W], b_bytes[BL_W];
+  const float color_log2 = color_coeff * M_LOG2E_F;  // BL_PAIR_EXP's
 #endif
   for (int i = 0; i < (BL_R + 1) * BL_N; ++i) {  // rows above the first: never stored
     wsum[i] = 0.f;

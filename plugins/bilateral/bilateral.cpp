@@ -63,26 +63,34 @@ std::string rows_taps(int radius, Space space) {
   return text + "\n";
 }
 
+// Whether offset i of n takes exp in place of the table (bilateral.pair_exp's share of them, spread
+// evenly over the order pair_taps writes them in).
+bool exp_offset(int i, double share) { return std::floor((i + 1) * share) > std::floor(i * share); }
+
 // The pairs layout's pairs (bilateral.cl, BL_PAIR_TAPS) for `outputs` outputs of a row at window
 // columns CLF_HALO4(radius) on, of `floats` a row: those of a pixel of row y and one of row y + dy
 // for dy = 0 to radius (BL_NEXT(dy) first loads row y + dy), each pair once where either pixel is
 // an output whose disc holds the other. BL_PAIR(dy, p's column, q's column, space, p's output,
-// q's): an output's index, or -1 where that pixel is none.
+// q's): an output's index, or -1 where that pixel is none. The offsets that exp_offset picks for
+// `exp_share` write BL_PAIR_EXP, log2 of the space weight in place of it.
 template <typename Space>
-std::string pair_taps(int radius, int outputs, int floats, Space space) {
+std::string pair_taps(int radius, int outputs, int floats, Space space, double exp_share) {
   const int first = CLF_HALO4(radius);
   auto output = [&](int k) { return k >= first && k < first + outputs ? k - first : -1; };
   std::string text = "#define BL_PAIR_TAPS";
   char pair[112];
+  int offset = 0;
   for (int dy = 0; dy <= radius; ++dy) {
     if (dy > 0) text += " \\\n  BL_NEXT(" + std::to_string(dy) + ")";
     for (int dx = dy == 0 ? 1 : -radius; dx <= radius; ++dx) {
       if (!in_disc(dx, dy, radius)) continue;
+      const bool by_exp = exp_offset(offset++, exp_share);
+      const double weight = by_exp ? std::log2(double(space(dx, dy))) : double(space(dx, dy));
       for (int kp = std::max(0, -dx); kp < floats && kp + dx < floats; ++kp) {
         const int op = output(kp), oq = output(kp + dx);
         if (op < 0 && oq < 0) continue;
-        std::snprintf(pair, sizeof pair, " \\\n  BL_PAIR(%d, %d, %d, %.9ef, %d, %d)", dy, kp,
-                      kp + dx, double(space(dx, dy)), op, oq);
+        std::snprintf(pair, sizeof pair, " \\\n  BL_PAIR%s(%d, %d, %d, %.9ef, %d, %d)",
+                      by_exp ? "_EXP" : "", dy, kp, kp + dx, weight, op, oq);
         text += pair;
       }
     }
@@ -109,7 +117,8 @@ class Bilateral : public Filter {
                 : 0),
         min_groups_(clf_plugins::min_groups(device, 8)),
         pair_min_groups_(
-            clf_plugins::min_groups(device, device.knob_number("bilateral.pair_groups", 2))) {
+            clf_plugins::min_groups(device, device.knob_number("bilateral.pair_groups", 2))),
+        pair_exp_(std::clamp(device.knob_number("bilateral.pair_exp", 0), 0.0, 1.0)) {
     // Space weights exp(-r^2 / 2 ss^2) over the disc, in OpenCV's order.
     std::vector<cl_int2> offsets;
     std::vector<float> space;
@@ -171,7 +180,7 @@ class Bilateral : public Filter {
     std::string layouts;
     for (const auto& [key, layout] : kernels_)
       layouts += (layouts.empty() ? "" : ", ") + std::to_string(key.first) + " channels " +
-                 layout.name() +
+                 layout.name(taps_) +
                  (!layout.local_table ? ""
                   : layout.table_copies > 1
                       ? " with " + std::to_string(layout.table_copies) + " copies of a colour table"
@@ -188,11 +197,15 @@ class Bilateral : public Filter {
     cl::Kernel kernel;
     bool local_table = false;  // the rows layout's colour table, in __local
     bool pairs = false;        // the rows layout as pairs (bilateral_pairs)
-    std::string name() const {
-      return outputs > 0  ? (pairs ? "pairs x" : "rows x") + std::to_string(outputs)
-             : tiled      ? "tiled " + std::to_string(tile_w) + "x" + std::to_string(tile_h)
-             : vector > 1 ? "direct x" + std::to_string(vector)
-                          : std::string("direct");
+    int exp_offsets = 0;       // of the disc's (taps - 1) / 2 offsets, those whose pairs take exp
+    std::string name(int taps) const {
+      return outputs > 0 && exp_offsets > 0 ? "pairs x" + std::to_string(outputs) + " (exp for " +
+                                                  std::to_string(exp_offsets) + " of " +
+                                                  std::to_string((taps - 1) / 2) + " offsets)"
+             : outputs > 0 ? (pairs ? "pairs x" : "rows x") + std::to_string(outputs)
+             : tiled       ? "tiled " + std::to_string(tile_w) + "x" + std::to_string(tile_h)
+             : vector > 1  ? "direct x" + std::to_string(vector)
+                           : std::string("direct");
     }
   };
   Device& device_;
@@ -210,6 +223,10 @@ class Bilateral : public Filter {
   // The pairs layout's (bilateral.pair_groups a compute unit): fewer, since its groups start their
   // walks radius rows above the rows they store.
   size_t pair_min_groups_;
+  // The share of the disc's offsets whose pairs take their weights from exp2 where the pairs
+  // layout keys a table with packed bytes (bilateral.pair_exp, 0 to 1): the table's loads and the
+  // device's exp unit at work side by side.
+  double pair_exp_;
   DeviceBuffer offsets_, space_;
   std::map<std::pair<int, bool>, Layout> kernels_;  // by channel count and colour table
 
@@ -218,10 +235,15 @@ class Bilateral : public Filter {
     return float(std::exp(-0.5 * r2 / (sigma_space_ * sigma_space_)));
   }
   // Copies of a table of `entries` floats for the lanes of a warp: the most, a power of two to 32,
-  // that fit the device's __local memory, the table being the kernel's only __local.
-  int table_copies(uint64_t entries) const {
+  // that fit the device's __local memory, the table being the kernel's only __local. A table of
+  // packed bytes' distances takes at most bilateral.packed_copies: fewer copies leave the cache
+  // more room (the lanes' loads conflict more).
+  int table_copies(uint64_t entries, bool packed) const {
+    const int most =
+        packed ? std::clamp(int(device_.knob_number("bilateral.packed_copies", lanes)), 1, lanes)
+               : lanes;
     return clf_plugins::halved_to_fit(entries * sizeof(float), device_.info().local_mem_bytes,
-                                      lanes);
+                                      most);
   }
   void check_aligned(const Plane& input) const {
     if (input.origin % 4 != 0 || input.pitch % 4 != 0 || input.plane_stride % 4 != 0 ||
@@ -253,7 +275,7 @@ class Bilateral : public Filter {
     if (layout.outputs > 0) {
       if (layout.local_table && device_.knob_number("bilateral.lane_tables", 0) != 0 &&
           size_t(lanes) <= device_.info().max_work_group_size) {
-        layout.table_copies = table_copies(entries);
+        layout.table_copies = table_copies(entries, packed);
         if (layout.table_copies > 1) {
           const double group =
               packed ? device_.knob_number("bilateral.packed_group", lane_tables_group)
@@ -282,9 +304,13 @@ class Bilateral : public Filter {
           options += " -D BL_PTX";
       }
       auto space = [this](int dx, int dy) { return space_weight(dx, dy); };
-      if (layout.pairs)
-        source = pair_taps(radius_, layout.outputs, rows_floats(radius_, layout.outputs), space) +
+      if (layout.pairs) {
+        const double exp_share = layout.local_table && packed ? pair_exp_ : 0;
+        layout.exp_offsets = int(std::floor((taps_ - 1) / 2 * exp_share));
+        source = pair_taps(radius_, layout.outputs, rows_floats(radius_, layout.outputs), space,
+                           exp_share) +
                  "#define BL_PAIRS\n" + source;
+      }
       source = rows_taps(radius_, space) + source;
     } else {
       const uint64_t window_bytes = uint64_t(channels) * (tile_h + 2 * radius_) *
