@@ -5,36 +5,23 @@
 // GROUP, ROWS rows a group. Prints the time a launch (CUDA events, best of LAUNCHES=N, default 20)
 // and output (1000, 4000) against the formula. Not part of the build; on the GPU machine:
 //   f=bilateral:d=9,sigma_color=75,sigma_space=75 c=$(mktemp -d)
-//   for i in 1 2; do XDG_CACHE_HOME=$c ./build-dev/bin/clfilter-bench --size 1024x1024 --reps 1 \
-//     --type u8 --channels 3 --filter $f; done   # cached at its second build
+//   args="--size 1024x1024 --reps 1 --type u8 --channels 3 --filter $f"
+//   for i in 1 2; do XDG_CACHE_HOME=$c ./build-dev/bin/clfilter-bench $args; done  # 2nd: cached
 //   tr -d '\000' < $(grep -l bilateral_pairs $c/clfilter/*.bin) > /tmp/b.ptx
 //   nvcc -O2 dev/kernel-lab/ptx_bilateral.cpp -o /tmp/ptx_bilateral -lcuda
 //   /tmp/ptx_bilateral /tmp/b.ptx bilateral_pairs 3 4 128 64
-//   LAUNCHES=2 ncu --clock-control none --launch-skip 1 --launch-count 1 --section SpeedOfLight \
-//     --section WarpStateStats --section Occupancy /tmp/ptx_bilateral /tmp/b.ptx ...
+//   ncu="ncu --clock-control none --launch-skip 1 --launch-count 1 --section SpeedOfLight"
+//   LAUNCHES=2 $ncu --section WarpStateStats --section Occupancy /tmp/ptx_bilateral /tmp/b.ptx ...
 // Arguments: PROGRAM.ptx KERNEL CHANNELS OUTPUTS GROUP ROWS (radius 4, sigmas 75: d=9).
-#include <cuda.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#define CHECK(call)                                                      \
-  do {                                                                   \
-    CUresult r = (call);                                                 \
-    if (r != CUDA_SUCCESS) {                                             \
-      const char* name = nullptr;                                        \
-      cuGetErrorName(r, &name);                                          \
-      std::fprintf(stderr, "%s: %s (line %d)\n", #call, name, __LINE__); \
-      std::exit(1);                                                      \
-    }                                                                    \
-  } while (0)
+#include "cuda_ptx.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 7) {
@@ -46,24 +33,7 @@ int main(int argc, char** argv) {
             group_rows = std::atoi(argv[6]);
   const int W = 8192, H = 8192, radius = 4, margin = 32, pitch = W + 2 * margin;
   const double sigma = 75;
-  std::ifstream file(argv[1], std::ios::binary);
-  std::stringstream text;
-  text << file.rdbuf();
-  std::string ptx = text.str();
-  ptx.erase(std::remove(ptx.begin(), ptx.end(), '\0'), ptx.end());
-  for (int r = 31; r >= 0; --r)  // OpenCL's global offset: none here
-    for (size_t at; (at = ptx.find("%envreg" + std::to_string(r))) != std::string::npos;)
-      ptx.replace(at, 7 + std::to_string(r).size(), "0");
-  CHECK(cuInit(0));
-  CUdevice dev;
-  CHECK(cuDeviceGet(&dev, 0));
-  CUcontext ctx;
-  CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-  CHECK(cuCtxSetCurrent(ctx));
-  CUmodule module;
-  CHECK(cuModuleLoadData(&module, ptx.c_str()));
-  CUfunction kernel;
-  CHECK(cuModuleGetFunction(&kernel, module, name));
+  CUfunction kernel = load_ptx_kernel(argv[1], name);
   int regs = 0, shared = 0;
   cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, kernel);
   cuFuncGetAttribute(&shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, kernel);

@@ -6,35 +6,23 @@
 // of outputs a group of 128 work-items, 64 rows a group; weights by value, radius 12). Prints the
 // time a launch (CUDA events, best of 20, LAUNCHES=N) to compare with the bench's, and one output
 // against a plain loop. Not part of the build; on the GPU machine, after a build-dev:
-//   c=$(mktemp -d); for i in 1 2; do XDG_CACHE_HOME=$c ./build-dev/bin/clfilter-bench \
-//     --size 1024x1024 --reps 1 --filter gaussian:sigma=3; done   # cached at its second build
+//   args="--size 1024x1024 --reps 1 --filter gaussian:sigma=3" c=$(mktemp -d)
+//   for i in 1 2; do XDG_CACHE_HOME=$c ./build-dev/bin/clfilter-bench $args; done  # 2nd: cached
 //   tr -d '\000' < $(grep -l clf_separable_columns $c/clfilter/*.bin) > /tmp/c.ptx
-//   nvcc -O2 dev/kernel-lab/ptx_columns.cpp -o /tmp/ptx_columns -lcuda && /tmp/ptx_columns /tmp/c.ptx
-//   LAUNCHES=2 ncu --clock-control none --launch-skip 1 --launch-count 1 --section SpeedOfLight \
-//     --section WarpStateStats --section InstructionStats /tmp/ptx_columns /tmp/c.ptx
+//   nvcc -O2 dev/kernel-lab/ptx_columns.cpp -o /tmp/ptx_columns -lcuda
+//   /tmp/ptx_columns /tmp/c.ptx
+//   ncu="ncu --clock-control none --launch-skip 1 --launch-count 1 --section SpeedOfLight"
+//   LAUNCHES=2 $ncu --section WarpStateStats --section InstructionStats /tmp/ptx_columns /tmp/c.ptx
 //   (--metrics sass__inst_executed_per_opcode --print-metric-instances details: the mix)
 // Arguments: PROGRAM.ptx [radius 12] [outputs a group, float4s: 58] [rows a group: 64].
-#include <cuda.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#define CHECK(call)                                                      \
-  do {                                                                   \
-    CUresult r = (call);                                                 \
-    if (r != CUDA_SUCCESS) {                                             \
-      const char* name = nullptr;                                        \
-      cuGetErrorName(r, &name);                                          \
-      std::fprintf(stderr, "%s: %s (line %d)\n", #call, name, __LINE__); \
-      std::exit(1);                                                      \
-    }                                                                    \
-  } while (0)
+#include "cuda_ptx.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -46,26 +34,7 @@ int main(int argc, char** argv) {
   const int outputs4 = argc > 3 ? std::atoi(argv[3]) : 58,
             rows_a_group = argc > 4 ? std::atoi(argv[4]) : 64;
   const int W = 8192, H = 8192, margin = 16, pitch = W + 2 * margin;
-  std::ifstream file(argv[1], std::ios::binary);
-  std::stringstream text;
-  text << file.rdbuf();
-  std::string ptx = text.str();
-  ptx.erase(std::remove(ptx.begin(), ptx.end(), '\0'), ptx.end());
-  // OpenCL adds its global offset to the group ids through %envreg0-2, which the OpenCL runtime
-  // sets and a CUDA launch leaves undefined: no offset here.
-  for (int r = 31; r >= 0; --r)
-    for (size_t at; (at = ptx.find("%envreg" + std::to_string(r))) != std::string::npos;)
-      ptx.replace(at, 7 + std::to_string(r).size(), "0");
-  CHECK(cuInit(0));
-  CUdevice dev;
-  CHECK(cuDeviceGet(&dev, 0));
-  CUcontext ctx;
-  CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-  CHECK(cuCtxSetCurrent(ctx));
-  CUmodule module;
-  CHECK(cuModuleLoadData(&module, ptx.c_str()));
-  CUfunction kernel;
-  CHECK(cuModuleGetFunction(&kernel, module, "clf_separable_columns"));
+  CUfunction kernel = load_ptx_kernel(argv[1], "clf_separable_columns");
   int regs = 0, shared = 0;
   cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, kernel);
   cuFuncGetAttribute(&shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, kernel);
