@@ -539,7 +539,8 @@ TEST_CASE("poisoned planes: every filter and layout reads only what was written"
         {"bilateral.rows_max_radius", "8"},
         {"bilateral.lane_tables", "1"},
         {"bilateral.pair_channels", "1"},
-        {"bilateral.pair_outputs", "8"}}},
+        {"bilateral.pair_outputs", "8"},
+        {"bilateral.pair_exp", "0.5"}}},
       {{"bilateral:d=5,sigma_color=40,sigma_space=2"}, {}},
       {{"laplacian:ksize=5"}, {}},
       {{"unsharp:sigma=2,amount=1.5"}, {}},
@@ -667,6 +668,29 @@ TEST_CASE("bilateral: colour weights far below float's range, in every layout", 
               (u8 ? 1.0 : 1e-5));
       }
     }
+}
+
+TEST_CASE("bilateral: space weights below float's range, the pairs' exp2 among them", "[layout]") {
+  // A sigma_space so small that every weight but the centre's is below float's least (0 in the
+  // host's table, -1000 for exp2's log2): the output is the input. The rows layout and the pairs,
+  // their weights from the table or exp2, u8 of 1 and 3 channels, against the formula.
+  const clf::Image in = test::random_image(40, 17, 3, clf::PixelType::u8, 9);
+  const clf::Image one = test::random_image(40, 17, 1, clf::PixelType::u8, 9);
+  const std::string spec = "bilateral:d=7,sigma_color=40,sigma_space=0.05,border=reflect101";
+  for (const char* pair_exp : {"0", "0.5", "1"})
+    for (const char* pair_channels : {"0", "1"})
+      for (const clf::Image* image : {&in, &one}) {
+        INFO("pairs from " << pair_channels << " channels, exp share " << pair_exp << ", x"
+                           << image->channels());
+        KnobScope scope({{"bilateral.outputs", "4"},
+                         {"bilateral.rows_max_radius", "8"},
+                         {"bilateral.lane_tables", "1"},
+                         {"bilateral.pair_channels", pair_channels},
+                         {"bilateral.pair_exp", pair_exp}});
+        const ref::Image want =
+            ref::bilateral(test::to_ref(*image), 3, 40, 0.05, ref::Border::reflect101, 0);
+        CHECK(bilateral_error(test::to_ref(test::run_chain({spec}, *image)), want, true) <= 1.0);
+      }
 }
 
 TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, float within 1e-5",

@@ -63,8 +63,8 @@ std::string rows_taps(int radius, Space space) {
   return text + "\n";
 }
 
-// Whether offset i of n takes exp in place of the table (bilateral.pair_exp's share of them, spread
-// evenly over the order pair_taps writes them in).
+// Whether the disc's offset i (in the order pair_taps writes them) takes exp in place of the table:
+// bilateral.pair_exp's share of them, spread evenly.
 bool exp_offset(int i, double share) { return std::floor((i + 1) * share) > std::floor(i * share); }
 
 // The pairs layout's pairs (bilateral.cl, BL_PAIR_TAPS) for `outputs` outputs of a row at window
@@ -85,7 +85,9 @@ std::string pair_taps(int radius, int outputs, int floats, Space space, double e
     for (int dx = dy == 0 ? 1 : -radius; dx <= radius; ++dx) {
       if (!in_disc(dx, dy, radius)) continue;
       const bool by_exp = exp_offset(offset++, exp_share);
-      const double weight = by_exp ? std::log2(double(space(dx, dy))) : double(space(dx, dy));
+      // A space weight below float's least (a tiny sigma_space) is 0: 2^-1000 for exp2.
+      const double weight =
+          by_exp ? std::max(std::log2(double(space(dx, dy))), -1000.0) : double(space(dx, dy));
       for (int kp = std::max(0, -dx); kp < floats && kp + dx < floats; ++kp) {
         const int op = output(kp), oq = output(kp + dx);
         if (op < 0 && oq < 0) continue;
