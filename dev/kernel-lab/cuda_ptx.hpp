@@ -1,5 +1,6 @@
 // What the PTX labs share (ptx_columns.cpp, ptx_bilateral.cpp): the CUDA driver's errors by name,
-// and one kernel of a program that clfilter cached on NVIDIA, loaded on the first GPU.
+// one kernel of a program that clfilter cached on NVIDIA, loaded on the first GPU, and its best
+// launch time.
 #pragma once
 #include <cuda.h>
 
@@ -44,4 +45,30 @@ inline CUfunction load_ptx_kernel(const char* path, const char* name) {
   CUfunction kernel;
   CHECK(cuModuleGetFunction(&kernel, module, name));
   return kernel;
+}
+
+// The launches a lab times: LAUNCHES=N, or 20.
+inline int lab_launches() {
+  const char* n = std::getenv("LAUNCHES");
+  return n ? std::atoi(n) : 20;
+}
+
+// The best time of lab_launches() launches of `kernel` over groups_x x groups_y groups of `group`
+// work-items (CUDA events, ms).
+inline float best_launch_ms(CUfunction kernel, unsigned groups_x, unsigned groups_y, unsigned group,
+                            void** args) {
+  CUevent a, b;
+  CHECK(cuEventCreate(&a, 0));
+  CHECK(cuEventCreate(&b, 0));
+  float best = 1e9f;
+  for (int rep = 0; rep < lab_launches(); ++rep) {
+    CHECK(cuEventRecord(a, 0));
+    CHECK(cuLaunchKernel(kernel, groups_x, groups_y, 1, group, 1, 1, 0, 0, args, nullptr));
+    CHECK(cuEventRecord(b, 0));
+    CHECK(cuEventSynchronize(b));
+    float t = 0;
+    CHECK(cuEventElapsedTime(&t, a, b));
+    best = std::min(best, t);
+  }
+  return best;
 }

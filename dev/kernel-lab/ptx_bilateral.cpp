@@ -67,21 +67,7 @@ int main(int argc, char** argv) {
   const int items = (W + outputs - 1) / outputs;
   const unsigned groups_x = unsigned((items + group - 1) / group),
                  groups_y = unsigned((H + group_rows - 1) / group_rows);
-  CUevent a, b;
-  CHECK(cuEventCreate(&a, 0));
-  CHECK(cuEventCreate(&b, 0));
-  float best = 1e9f;
-  const int launches = std::getenv("LAUNCHES") ? std::atoi(std::getenv("LAUNCHES")) : 20;
-  for (int rep = 0; rep < launches; ++rep) {
-    CHECK(cuEventRecord(a, 0));
-    CHECK(
-        cuLaunchKernel(kernel, groups_x, groups_y, 1, unsigned(group), 1, 1, 0, 0, args, nullptr));
-    CHECK(cuEventRecord(b, 0));
-    CHECK(cuEventSynchronize(b));
-    float t = 0;
-    CHECK(cuEventElapsedTime(&t, a, b));
-    best = std::min(best, t);
-  }
+  const float best = best_launch_ms(kernel, groups_x, groups_y, unsigned(group), args);
   const int x = 1000, y = 4000;
   float got = 0;
   CHECK(cuMemcpyDtoH(&got, dst + (size_t(y) * W + x) * 4, 4));
@@ -99,6 +85,6 @@ int main(int argc, char** argv) {
   std::printf(
       "%s: %d registers, %d B shared; grid %ux%u of %d; best of %d: %.4f ms; out(1000, 4000) "
       "%.4f, formula %.4f\n",
-      name, regs, shared, groups_x, groups_y, group, launches, best, got, sum / wsum);
+      name, regs, shared, groups_x, groups_y, group, lab_launches(), best, got, sum / wsum);
   return 0;
 }

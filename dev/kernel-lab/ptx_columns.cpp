@@ -60,20 +60,7 @@ int main(int argc, char** argv) {
                   &dst_plane, &width,      &rows,      &wx,        &wy,  &delta};
   const unsigned groups_x = (W / 4 + outputs4 - 1) / outputs4,
                  groups_y = (H + rows_a_group - 1) / rows_a_group;
-  CUevent a, b;
-  CHECK(cuEventCreate(&a, 0));
-  CHECK(cuEventCreate(&b, 0));
-  float best = 1e9f;
-  const int launches = std::getenv("LAUNCHES") ? std::atoi(std::getenv("LAUNCHES")) : 20;
-  for (int rep = 0; rep < launches; ++rep) {
-    CHECK(cuEventRecord(a, 0));
-    CHECK(cuLaunchKernel(kernel, groups_x, groups_y, 1, 128, 1, 1, 0, 0, args, nullptr));
-    CHECK(cuEventRecord(b, 0));
-    CHECK(cuEventSynchronize(b));
-    float t = 0;
-    CHECK(cuEventElapsedTime(&t, a, b));
-    best = std::min(best, t);
-  }
+  const float best = best_launch_ms(kernel, groups_x, groups_y, 128, args);
   std::vector<float> out(size_t(W) * 4);
   CHECK(cuMemcpyDtoH(out.data(), dst + size_t(4000) * W * 4, out.size() * 4));
   // One output against a plain loop (the weights in the row taps' order, as the kernel sums).
@@ -88,6 +75,6 @@ int main(int argc, char** argv) {
   std::printf(
       "%d registers, %d B shared; grid %ux%u of 128; best of %d: %.4f ms; out(1000, 4000) %.6f, "
       "loop %.6f\n",
-      regs, shared, groups_x, groups_y, launches, best, out[x], want);
+      regs, shared, groups_x, groups_y, lab_launches(), best, out[x], want);
   return 0;
 }
