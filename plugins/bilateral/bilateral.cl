@@ -213,17 +213,17 @@ inline void bl_pack(const float* f, uint* bytes) {
 // bank, so the distances never put two lanes of a warp on one bank, as random ones do in a single
 // copy; with 16, at most two.
 #if !defined(BL_SAD)
-#define BL_TAP_KEY(f, k) bl_key(f + BL_HX + (k), centre + o, key0)
+#define BL_TAP_KEY(f, k) bl_key(f + BL_HX + (k), centre + o, BL_N, key0)
 #define BL_KEY0_T float
 #define BL_PACK(f)
 #define BL_ROW_BYTES
 
-// The key of the colour distance of a tap's channels (v[c * BL_W]) to the centre's
-// (centre[c * BL_N]).
-inline float bl_key(const float* v, const float* centre, float key0) {
-  float dist = fabs(v[0] - centre[0]);
+// The key of the colour distance of a tap's channels (v[c * BL_W]) to those of u (u[c * stride]:
+// the centres, BL_N apart, or another window pixel, BL_W apart).
+inline float bl_key(const float* v, const float* u, int stride, float key0) {
+  float dist = fabs(v[0] - u[0]);
 #pragma unroll
-  for (int c = 1; c < CH; ++c) dist += fabs(v[c * BL_W] - centre[c * BL_N]);
+  for (int c = 1; c < CH; ++c) dist += fabs(v[c * BL_W] - u[c * stride]);
   return BL_KEY(dist);
 }
 #endif
@@ -343,17 +343,13 @@ __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(
 // their taps in the host's order whichever row its group starts at: strips give the same bits.
 #define BL_OUT(dy, o) ((dy)*BL_N + ((o) < 0 ? 0 : (o)))
 #define BL_SUM(c, dy, o) sum[(c) * (BL_R + 1) * BL_N + BL_OUT(dy, o)]
+// Row y's p, or row y + dy's q: the pair's second pixel's row.
+#define BL_ROW_OF(dy, p, q) ((dy) == 0 ? (p) : (q))
 #if defined(BL_SAD)
-#define BL_PAIR_KEY(kp, q, kq) (bl_sad(a_bytes[kp], q##_bytes[kq]) * (4u * BL_COPIES) + key0)
+#define BL_PAIR_SAD(dy, kp, kq) bl_sad(a_bytes[kp], BL_ROW_OF(dy, a_bytes, b_bytes)[kq])
+#define BL_PAIR_KEY(dy, kp, kq) (BL_PAIR_SAD(dy, kp, kq) * (4u * BL_COPIES) + key0)
 #else
-#define BL_PAIR_KEY(kp, q, kq) bl_pair_key(a + (kp), q + (kq), key0)
-// The key of the colour distance of window pixels p and q (channel c at p[c * BL_W]).
-inline float bl_pair_key(const float* p, const float* q, float key0) {
-  float dist = fabs(q[0] - p[0]);
-#pragma unroll
-  for (int c = 1; c < CH; ++c) dist += fabs(q[c * BL_W] - p[c * BL_W]);
-  return BL_KEY(dist);
-}
+#define BL_PAIR_KEY(dy, kp, kq) bl_key(BL_ROW_OF(dy, a, b) + (kq), a + (kp), BL_W, key0)
 #endif
 // Window row y + dy into b; the last starts its outputs' sums from their centres: with a colour
 // table, weight 1; with exp, the formula's (NaN for a centre of inf or NaN).
@@ -368,12 +364,10 @@ inline float bl_pair_key(const float* p, const float* q, float key0) {
 #if defined(BL_LUT)
 #define BL_CENTRE_WEIGHT(v) 1.f
 #else
-#define BL_CENTRE_WEIGHT(v) BL_COLOR_OF(bl_pair_key(v, v, key0))
+#define BL_CENTRE_WEIGHT(v) BL_COLOR_OF(bl_key(v, v, BL_W, key0))
 #endif
-#define BL_PAIR_ROW(dy, f) ((dy) == 0 ? a : f)
 #define BL_PAIR(dy, kp, kq, space, op, oq) \
-  BL_PAIR_W(dy, kp, kq, op, oq,            \
-            (space)*BL_COLOR_OF((dy) == 0 ? BL_PAIR_KEY(kp, a, kq) : BL_PAIR_KEY(kp, b, kq)))
+  BL_PAIR_W(dy, kp, kq, op, oq, (space)*BL_COLOR_OF(BL_PAIR_KEY(dy, kp, kq)))
 #if defined(BL_SAD)
 // Where the host writes BL_PAIR_EXP (bilateral.pair_exp: a share of the disc's offsets), the pair's
 // weight is 2^(distance^2 color_log2 + log2 space) on the device's exp2 (bl_exp2) in place of the
@@ -382,23 +376,21 @@ inline float bl_exp_weight(uint sad, float log2_space, float color_log2) {
   const float d = as_float(sad + 0x4B000000u) - 0x1p23f;  // 2^23 + sad: exact, sad below 2^23
   return bl_exp2(fma(d * d, color_log2, log2_space));
 }
-#define BL_PAIR_EXP(dy, kp, kq, log2_space, op, oq)                                  \
-  BL_PAIR_W(dy, kp, kq, op, oq,                                                      \
-            bl_exp_weight(bl_sad(a_bytes[kp], (dy) == 0 ? a_bytes[kq] : b_bytes[kq]), \
-                          log2_space, color_log2))
+#define BL_PAIR_EXP(dy, kp, kq, log2_space, op, oq) \
+  BL_PAIR_W(dy, kp, kq, op, oq, bl_exp_weight(BL_PAIR_SAD(dy, kp, kq), log2_space, color_log2))
 #endif
 // A pair's weight w added to p's sums (output op of row y) and to q's (output oq of row y + dy).
-#define BL_PAIR_W(dy, kp, kq, op, oq, weight)                                                   \
-  {                                                                                             \
-    const float w = weight;                                                                     \
-    if ((op) >= 0) {                                                                            \
-      wsum[BL_OUT(0, op)] += w;                                                                 \
-      for (int c = 0; c < CH; ++c) BL_SUM(c, 0, op) += w * BL_PAIR_ROW(dy, b)[c * BL_W + (kq)]; \
-    }                                                                                           \
-    if ((oq) >= 0) {                                                                            \
-      wsum[BL_OUT(dy, oq)] += w;                                                                \
-      for (int c = 0; c < CH; ++c) BL_SUM(c, dy, oq) += w * a[c * BL_W + (kp)];                 \
-    }                                                                                           \
+#define BL_PAIR_W(dy, kp, kq, op, oq, weight)                                                    \
+  {                                                                                              \
+    const float w = weight;                                                                      \
+    if ((op) >= 0) {                                                                             \
+      wsum[BL_OUT(0, op)] += w;                                                                  \
+      for (int c = 0; c < CH; ++c) BL_SUM(c, 0, op) += w * BL_ROW_OF(dy, a, b)[c * BL_W + (kq)]; \
+    }                                                                                            \
+    if ((oq) >= 0) {                                                                             \
+      wsum[BL_OUT(dy, oq)] += w;                                                                 \
+      for (int c = 0; c < CH; ++c) BL_SUM(c, dy, oq) += w * a[c * BL_W + (kp)];                  \
+    }                                                                                            \
   }
 
 __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_pairs(BILATERAL_ARGS,

@@ -72,19 +72,23 @@ bool exp_offset(int i, double share) { return std::floor((i + 1) * share) > std:
 // for dy = 0 to radius (BL_NEXT(dy) first loads row y + dy), each pair once where either pixel is
 // an output whose disc holds the other. BL_PAIR(dy, p's column, q's column, space, p's output,
 // q's): an output's index, or -1 where that pixel is none. The offsets that exp_offset picks for
-// `exp_share` write BL_PAIR_EXP, log2 of the space weight in place of it.
+// `exp_share` write BL_PAIR_EXP, log2 of the space weight in place of it; `exp_offsets` counts
+// them.
 template <typename Space>
-std::string pair_taps(int radius, int outputs, int floats, Space space, double exp_share) {
+std::string pair_taps(int radius, int outputs, int floats, Space space, double exp_share,
+                      int& exp_offsets) {
   const int first = CLF_HALO4(radius);
   auto output = [&](int k) { return k >= first && k < first + outputs ? k - first : -1; };
   std::string text = "#define BL_PAIR_TAPS";
   char pair[112];
   int offset = 0;
+  exp_offsets = 0;
   for (int dy = 0; dy <= radius; ++dy) {
     if (dy > 0) text += " \\\n  BL_NEXT(" + std::to_string(dy) + ")";
     for (int dx = dy == 0 ? 1 : -radius; dx <= radius; ++dx) {
       if (!in_disc(dx, dy, radius)) continue;
       const bool by_exp = exp_offset(offset++, exp_share);
+      exp_offsets += by_exp;
       // A space weight below float's least (a tiny sigma_space) is 0: 2^-1000 for exp2.
       const double weight =
           by_exp ? std::max(std::log2(double(space(dx, dy))), -1000.0) : double(space(dx, dy));
@@ -308,9 +312,8 @@ class Bilateral : public Filter {
       auto space = [this](int dx, int dy) { return space_weight(dx, dy); };
       if (layout.pairs) {
         const double exp_share = layout.local_table && packed ? pair_exp_ : 0;
-        layout.exp_offsets = int(std::floor((taps_ - 1) / 2 * exp_share));
         source = pair_taps(radius_, layout.outputs, rows_floats(radius_, layout.outputs), space,
-                           exp_share) +
+                           exp_share, layout.exp_offsets) +
                  "#define BL_PAIRS\n" + source;
       }
       source = rows_taps(radius_, space) + source;
