@@ -455,6 +455,30 @@ TEST_CASE("a tuning run keeps each family's fastest layout, and later devices op
     const std::string text((std::istreambuf_iterator<char>(file)), {});
     CHECK_THAT(text, Contains("per run of the family's workloads at 96x80 64x48."));
   }
+  // The bilateral's families measured on their own images, u8 of 1 and 3 channels: the device
+  // already has the programs a pipeline of those needs.
+  for (const int channels : {1, 3}) {
+    INFO(channels << " channels");
+    const auto family = std::find_if(families.begin(), families.end(), [&](const auto& f) {
+      return f.name == "bilateral u8 " + std::to_string(channels) +
+                           (channels == 1 ? " channel" : " channels");
+    });
+    if (family == families.end()) {
+      CHECK_FALSE(device->info().is_gpu);  // CPUs tune three channels only
+      continue;
+    }
+    CHECK(family->type == clf::PixelType::u8);
+    CHECK(family->channels == channels);
+    const size_t before = device->programs_built();
+    clf::DeviceImage in(device, 64, 48, channels, clf::PixelType::u8);
+    clf::DeviceImage out(device, 64, 48, channels, clf::PixelType::u8);
+    in.write(test::random_image(64, 48, channels, clf::PixelType::u8, 3));
+    clf::Pipeline pipeline(device);
+    pipeline.add(test::registry(), family->workloads.front());
+    pipeline.run(in, out);
+    out.wait();
+    CHECK(device->programs_built() == before);
+  }
   // The device now runs the winners; a device opened later starts from them.
   clf::Tuning expect;
   clf::apply_tuning_text(expect, database);

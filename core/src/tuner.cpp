@@ -13,10 +13,12 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 
 #include "clf/error.hpp"
 #include "clf/params.hpp"
@@ -94,27 +96,63 @@ std::vector<std::pair<std::string, std::string>> pairs_of(const std::string& tex
   return pairs;
 }
 
-// A deterministic image of values in [0, 1).
-Image test_image(int width, int height) {
-  Image image(width, height, 1, PixelType::f32);
-  float* p = reinterpret_cast<float*>(image.data());
+// The images of a family: its pixel type and channel count.
+using Format = std::pair<PixelType, int>;
+Format format_of(const TuneFamily& family) { return {family.type, family.channels}; }
+
+// A deterministic image of `format`: values in [0, 1) as f32, over the whole range as u8 or u16.
+Image test_image(int width, int height, Format format) {
+  Image image(width, height, format.second, format.first);
+  const size_t n = size_t(width) * size_t(height) * size_t(format.second);
   uint32_t state = 12345;
-  for (size_t i = 0; i < size_t(width) * size_t(height); ++i) {
-    state = state * 1664525u + 1013904223u;
-    p[i] = float(state >> 8) / float(1 << 24);
+  auto next = [&] { return state = state * 1664525u + 1013904223u; };
+  if (format.first == PixelType::f32) {
+    float* p = reinterpret_cast<float*>(image.data());
+    for (size_t i = 0; i < n; ++i) p[i] = float(next() >> 8) / float(1 << 24);
+  } else if (format.first == PixelType::u8) {
+    uint8_t* p = reinterpret_cast<uint8_t*>(image.data());
+    for (size_t i = 0; i < n; ++i) p[i] = uint8_t(next() >> 24);
+  } else if (format.first == PixelType::u16) {
+    uint16_t* p = reinterpret_cast<uint16_t*>(image.data());
+    for (size_t i = 0; i < n; ++i) p[i] = uint16_t(next() >> 16);
+  } else {
+    throw std::logic_error(std::string("tuning: no test image of ") +
+                           pixel_type_name(format.first));
   }
   return image;
 }
 
-bool close_to(const Image& a, const Image& b) {
-  const float* x = reinterpret_cast<const float*>(a.data());
-  const float* y = reinterpret_cast<const float*>(b.data());
-  const size_t n = size_t(a.width()) * size_t(a.height());
-  float scale = 1;
-  for (size_t i = 0; i < n; ++i) scale = std::max(scale, std::abs(y[i]));
-  for (size_t i = 0; i < n; ++i)
-    if (!(std::abs(x[i] - y[i]) <= 1e-4f * scale)) return false;
+// Whether the n values at x are within one level of y's (integers), or of 1e-4 of their largest
+// (floats, at least 1).
+template <typename T>
+bool close_values(const T* x, const T* y, size_t n) {
+  if constexpr (std::is_integral_v<T>) {
+    for (size_t i = 0; i < n; ++i)
+      if (std::abs(int(x[i]) - int(y[i])) > 1) return false;
+  } else {
+    T scale = 1;
+    for (size_t i = 0; i < n; ++i) scale = std::max(scale, std::abs(y[i]));
+    for (size_t i = 0; i < n; ++i)
+      if (!(std::abs(x[i] - y[i]) <= T(1e-4) * scale)) return false;
+  }
   return true;
+}
+
+bool close_to(const Image& a, const Image& b) {
+  const size_t n = size_t(a.width()) * size_t(a.height()) * size_t(a.channels());
+  switch (a.type()) {
+    case PixelType::u8:
+      return close_values(reinterpret_cast<const uint8_t*>(a.data()),
+                          reinterpret_cast<const uint8_t*>(b.data()), n);
+    case PixelType::u16:
+      return close_values(reinterpret_cast<const uint16_t*>(a.data()),
+                          reinterpret_cast<const uint16_t*>(b.data()), n);
+    case PixelType::f32:
+      return close_values(reinterpret_cast<const float*>(a.data()),
+                          reinterpret_cast<const float*>(b.data()), n);
+    default:
+      throw std::logic_error("tuning: no comparison of its images' type");
+  }
 }
 
 // A workload: filter specs run as one chain.
@@ -133,31 +171,37 @@ std::vector<Chain> workloads_of(const TuneFamily& family, const TuneOptions& opt
 // The images a tuning run measures on, one or more sizes.
 class Measure {
  public:
+  // Images of every format at each size, while the device has room: a device too small for the
+  // larger sizes measures on those before them.
   Measure(const std::shared_ptr<Device>& device, const Registry& registry,
-          const std::vector<std::pair<int, int>>& sizes)
+          const std::vector<std::pair<int, int>>& sizes, const std::vector<Format>& formats)
       : device_(device), registry_(registry) {
     for (const auto& [width, height] : sizes) {
+      std::map<Format, std::pair<DeviceImage, DeviceImage>> images;
       try {
-        images_.push_back({DeviceImage(device, width, height, 1, PixelType::f32),
-                           DeviceImage(device, width, height, 1, PixelType::f32)});
+        for (const Format& format : formats)
+          images.emplace(
+              format,
+              std::make_pair(DeviceImage(device, width, height, format.second, format.first),
+                             DeviceImage(device, width, height, format.second, format.first)));
       } catch (const Error& e) {
         if (!e.is_out_of_memory() || images_.empty()) throw;
-        break;  // a device too small for the larger images measures on those before them
+        break;
       }
-      images_.back().first.write(test_image(width, height));
+      for (auto& [format, pair] : images) pair.first.write(test_image(width, height, format));
+      images_.push_back(std::move(images));
       measured_.push_back({width, height});
     }
   }
   size_t sizes() const { return images_.size(); }
   const std::vector<std::pair<int, int>>& measured() const { return measured_; }
-  // The workload's time per run on the images of size `size` with the device's current tuning;
-  // its output in `result`.
-  double time(const Chain& chain, size_t size, Image& result) {
-    DeviceImage& in = images_[size].first;
-    DeviceImage& out = images_[size].second;
+  // The workload's time per run on the images of size `size` and `format` with the device's
+  // current tuning; its output in `result`.
+  double time(const Chain& chain, size_t size, Format format, Image& result) {
+    auto& [in, out] = images_[size].at(format);
     Pipeline pipeline(device_);
     for (const std::string& spec : chain) pipeline.add(registry_, spec);
-    auto runs_for = [&](int runs) {
+    auto runs_for = [&, &in = in, &out = out](int runs) {
       const auto start = Clock::now();
       for (int r = 0; r < runs; ++r) pipeline.run(in, out);
       out.wait();
@@ -174,15 +218,17 @@ class Measure {
  private:
   std::shared_ptr<Device> device_;
   const Registry& registry_;
-  std::vector<std::pair<DeviceImage, DeviceImage>> images_;  // in, out
-  std::vector<std::pair<int, int>> measured_;                // their sizes
+  std::vector<std::map<Format, std::pair<DeviceImage, DeviceImage>>> images_;  // in, out
+  std::vector<std::pair<int, int>> measured_;                                  // their sizes
 };
 
 // One family's candidates, each over `base`, against the first: the database's layout.
 class FamilyRun {
  public:
-  FamilyRun(std::vector<Chain> workloads, Device& device, const Tuning& base, Measure& measure)
+  FamilyRun(std::vector<Chain> workloads, Format format, Device& device, const Tuning& base,
+            Measure& measure)
       : workloads_(std::move(workloads)),
+        format_(format),
         device_(device),
         base_(base),
         measure_(measure),
@@ -203,7 +249,7 @@ class FamilyRun {
           throw std::logic_error("tuning: a candidate before the database");
         try {
           Image output;
-          ms += measure_.time(workloads_[w], size, first ? expected : output);
+          ms += measure_.time(workloads_[w], size, format_, first ? expected : output);
           if (!first && !close_to(output, expected)) return -1;
         } catch (const Error&) {
           if (first) throw;  // the database's own layout must run
@@ -215,6 +261,7 @@ class FamilyRun {
 
  private:
   const std::vector<Chain> workloads_;
+  const Format format_;
   Device& device_;
   const Tuning& base_;
   Measure& measure_;
@@ -226,10 +273,10 @@ class FamilyRun {
 // builds is the device's too; a candidate that fails here fails again when it is timed, which
 // says why. `built` is called in this thread as each is done; what it throws stops the others
 // before their next candidate, and is rethrown.
-void build_candidates(const std::vector<Chain>& workloads, const std::vector<std::string>& texts,
-                      const std::shared_ptr<Device>& device, const Registry& registry,
-                      const Tuning& base, std::pair<int, int> size, int threads,
-                      const std::function<void(size_t)>& built) {
+void build_candidates(const std::vector<Chain>& workloads, Format format,
+                      const std::vector<std::string>& texts, const std::shared_ptr<Device>& device,
+                      const Registry& registry, const Tuning& base, std::pair<int, int> size,
+                      int threads, const std::function<void(size_t)>& built) {
   std::mutex mutex;
   std::condition_variable changed;
   size_t done = 0;
@@ -241,8 +288,8 @@ void build_candidates(const std::vector<Chain>& workloads, const std::vector<std
         Tuning tuning = base;
         apply_tuning_text(tuning, texts[c]);
         const auto twin = detail::DeviceTwin::make(*device, tuning);
-        DeviceImage in(twin, size.first, size.second, 1, PixelType::f32);
-        DeviceImage out(twin, size.first, size.second, 1, PixelType::f32);
+        DeviceImage in(twin, size.first, size.second, format.second, format.first);
+        DeviceImage out(twin, size.first, size.second, format.second, format.first);
         for (const Chain& chain : workloads) {
           Pipeline pipeline(twin);
           for (const std::string& spec : chain) pipeline.add(registry, spec);
@@ -303,7 +350,7 @@ TuneResult tune_family(const TuneFamily& family, const std::shared_ptr<Device>& 
   TuneResult result;
   result.family = family.name;
   const std::vector<Chain> workloads = workloads_of(family, options);
-  FamilyRun run(workloads, *device, base, measure);
+  FamilyRun run(workloads, format_of(family), *device, base, measure);
   auto say = [&](const std::string& line) {
     if (options.progress) options.progress(family.name + " " + line);
   };
@@ -318,7 +365,8 @@ TuneResult tune_family(const TuneFamily& family, const std::shared_ptr<Device>& 
     const std::string of = "/" + std::to_string(texts.size());
     say("building " + std::to_string(texts.size()) + " layouts' programs on " +
         std::to_string(threads) + " threads");
-    build_candidates(workloads, texts, device, registry, base, measure.measured().front(), threads,
+    build_candidates(workloads, format_of(family), texts, device, registry, base,
+                     measure.measured().front(), threads,
                      [&](size_t built) { say("built " + std::to_string(built) + of); });
   }
   say("0/" + std::to_string(family.candidates.size()) +
@@ -365,9 +413,10 @@ std::string tuned_text(const DeviceInfo& info, const std::vector<TuneResult>& re
   for (size_t f = 0; f < chain.size(); ++f) workloads += (f ? " + " : " and the chain ") + chain[f];
   std::ostringstream text;
   text << "# Written by clfilter --tune: the fastest layout of each kernel family measured on\n"
-       << "# this device, f32, per run of " << workloads << " at";
+       << "# this device, per run of " << workloads << " at";
   for (const auto& [width, height] : sizes) text << " " << width << "x" << height;
-  text << ".\n# Delete the file to go back to the tuning database alone.\n";
+  text << ".\n# Its images are f32 of 1 channel where a family's name gives no other type.\n"
+       << "# Delete the file to go back to the tuning database alone.\n";
   for (const TuneResult& r : results) text << "# " << r.summary() << "\n";
   text << "[device " << info.name << "]\n";
   for (const TuneResult& r : results)
@@ -393,6 +442,37 @@ void write_tuned_file(const std::string& path, const std::string& text) {
   fs::remove(temp, ignored);
   throw Error(ErrorKind::io,
               "cannot write the tuning run's results to " + path + ": " + ec.message());
+}
+
+// The bilateral's u8 layouts, its colour weights from tables of the whole-number distances. GPUs:
+// one channel's rows layout, outputs a work-item by the work-items that share a group's table
+// (not the pairs, whose whole image a tuning run times faster, and strips slower: the rows above
+// each short group's outputs); three channels' pairs, the share of offsets weighted by exp and the
+// copies of the table, or the rows. CPUs (SIMD vectors, the database's): the rows or the pairs in
+// registers, on the smaller disc (PoCL's builds of the larger take long).
+std::vector<TuneFamily> bilateral_families(const DeviceInfo& info) {
+  const std::string d5 = "bilateral:d=5,sigma_color=40,sigma_space=3";
+  const std::string d9 = "bilateral:d=9,sigma_color=75,sigma_space=75";
+  if (!info.is_gpu) {
+    const std::string rows = "bilateral.outputs=4,bilateral.rows_max_radius=8";
+    return {{"bilateral u8 3 channels",
+             {d5},
+             {rows + ",bilateral.pair_channels=0", rows + ",bilateral.pair_channels=2"},
+             PixelType::u8,
+             3}};
+  }
+  TuneFamily one{"bilateral u8 1 channel", {d5, d9}, {}, PixelType::u8, 1};
+  for (const char* outputs : {"4", "8"})
+    for (const char* group : {"128", "256", "512"})
+      one.candidates.push_back(std::string("bilateral.outputs=") + outputs +
+                               ",bilateral.table_group=" + group);
+  TuneFamily three{
+      "bilateral u8 3 channels", {d5, d9}, {"bilateral.pair_channels=0"}, PixelType::u8, 3};
+  for (const char* exp : {"0", "0.25", "0.5", "0.75", "1"})
+    for (const char* copies : {"4", "16"})
+      three.candidates.push_back(std::string("bilateral.pair_channels=2,bilateral.pair_exp=") +
+                                 exp + ",bilateral.packed_copies=" + copies);
+  return {one, three};
 }
 
 }  // namespace
@@ -449,6 +529,7 @@ std::vector<TuneFamily> tune_families(const DeviceInfo& info) {
       {"row line",
        {"morphology:op=dilate,ksize=101", "morphology:op=close,ksize=201"},
        {"morphology.row_tile=2048,morphology.row_tile_min_radius=40", "morphology.row_tile=0"}});
+  for (TuneFamily& family : bilateral_families(info)) families.push_back(std::move(family));
   return families;
 }
 
@@ -485,9 +566,14 @@ std::vector<TuneResult> tune(const std::shared_ptr<Device>& device, const Regist
   // winners, while other threads may be making filters on it.
   const auto measuring = detail::DeviceTwin::make(*device, base);
   std::vector<TuneResult> results;
-  Measure measure(measuring, registry, sizes);
+  const std::vector<TuneFamily> families = tune_families(info);
+  std::vector<Format> formats;
+  for (const TuneFamily& family : families)
+    if (std::find(formats.begin(), formats.end(), format_of(family)) == formats.end())
+      formats.push_back(format_of(family));
+  Measure measure(measuring, registry, sizes, formats);
   Tuning tuned = base;
-  for (const TuneFamily& family : tune_families(info)) {  // each over the ones before
+  for (const TuneFamily& family : families) {  // each over the ones before
     results.push_back(tune_family(family, measuring, registry, tuned, measure, options));
     apply_tuning_text(tuned, results.back().chosen);
   }

@@ -15,12 +15,18 @@ namespace clf {
 
 class Registry;
 
-// One kernel family: the filters that measure it and the layouts it may take, each a
-// tuning text ("NAME=VALUE,..." over the device's database tuning; "" = the database's own).
+// One kernel family: the filters that measure it, on images of one pixel type and channel count,
+// and the layouts it may take, each a tuning text ("NAME=VALUE,..." over the device's database
+// tuning; "" = the database's own).
 struct TuneFamily {
   std::string name;
   std::vector<std::string> workloads;  // filter specs, e.g. "gaussian:sigma=3"
   std::vector<std::string> candidates;
+  // The images its workloads run on (the bilateral's colour tables are for u8 levels, its pairs
+  // for several channels). An integer type's outputs may differ from the database layout's by one
+  // level, a float's by 1e-4 of the largest value.
+  PixelType type = PixelType::f32;
+  int channels = 1;
 };
 // The families there are, with candidates for this kind of device.
 std::vector<TuneFamily> tune_families(const DeviceInfo& info);
@@ -37,8 +43,8 @@ struct TuneOptions {
   // Filters to tune for, run as one chain ("gaussian:sigma=7", "sobel": what the CLI's --filter
   // gives): a workload of every family beside its own, whose times it adds to.
   std::vector<std::string> chain;
-  // The measured images' widths and heights, f32 1 channel, a candidate's time summed over them;
-  // none: 4096^2 and 8192^2 on GPUs, 1024^2 else.
+  // The measured images' widths and heights (of each family's type and channels), a candidate's
+  // time summed over them; none: 4096^2 and 8192^2 on GPUs, 1024^2 else.
   std::vector<std::pair<int, int>> sizes;
   std::function<void(const std::string&)> progress;  // a line per candidate measured
   // Threads that build a family's programs, every candidate's, before any is timed (a GPU's
