@@ -337,10 +337,11 @@ __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(
 // The pairs layout (-D BL_PAIRS and the host's BL_PAIR_TAPS; the rows layout's other options): a
 // pixel pair's colour weight is one weight for both of its pixels, each the other's tap. A
 // work-item's BL_N outputs of a row walk down its rows, from BL_R rows above the first (there only
-// the pairs with the group's rows), holding the sums of rows y to y + BL_R (slot dy: row y + dy). At row y each pair of a pixel of row y (p) and
-// one of row y + dy (q, dy = 0 to BL_R) that are an output's taps is weighted once, and added to
-// p's sums and to q's where they are outputs. Row y then has all its taps. Every output's sums take
-// their taps in the host's order whichever row its group starts at: strips give the same bits.
+// the pairs with the group's rows), holding the sums of rows y to y + BL_R (slot dy: row y + dy).
+// At row y each pair of a pixel of row y (p) and one of row y + dy (q, dy = 0 to BL_R) that are an
+// output's taps is weighted once, and added to p's sums and to q's where they are outputs. Row y
+// then has all its taps. Every output's sums take their taps in the host's order whichever row its
+// group starts at: strips give the same bits.
 #define BL_OUT(dy, o) ((dy)*BL_N + ((o) < 0 ? 0 : (o)))
 #define BL_SUM(c, dy, o) sum[(c) * (BL_R + 1) * BL_N + BL_OUT(dy, o)]
 // Row y's p, or row y + dy's q: the pair's second pixel's row.
