@@ -336,12 +336,11 @@ __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(
 #if defined(BL_PAIRS)
 // The pairs layout (-D BL_PAIRS and the host's BL_PAIR_TAPS; the rows layout's other options): a
 // pixel pair's colour weight is one weight for both of its pixels, each the other's tap. A
-// work-item's BL_N outputs of a row walk down its rows, from BL_R rows above the first (there only
-// the pairs with the group's rows), holding the sums of rows y to y + BL_R (slot dy: row y + dy).
-// At row y each pair of a pixel of row y (p) and one of row y + dy (q, dy = 0 to BL_R) that are an
-// output's taps is weighted once, and added to p's sums and to q's where they are outputs. Row y
-// then has all its taps. Every output's sums take their taps in the host's order whichever row its
-// group starts at: strips give the same bits.
+// work-item's BL_N outputs of a row walk down its rows, from BL_R rows above the first, holding the
+// sums of rows y to y + BL_R (slot dy: row y + dy). At row y each pair of a pixel of row y (p) and
+// one of row y + dy (q, dy = 0 to BL_R) that are an output's taps is weighted once, and added to
+// p's sums and to q's where they are outputs. Row y then has all its taps. Every output's sums take
+// their taps in the host's order whichever row its group starts at: strips give the same bits.
 #define BL_OUT(dy, o) ((dy)*BL_N + ((o) < 0 ? 0 : (o)))
 #define BL_SUM(c, dy, o) sum[(c) * (BL_R + 1) * BL_N + BL_OUT(dy, o)]
 // Row y's p, or row y + dy's q: the pair's second pixel's row.
@@ -352,9 +351,6 @@ __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(
 #else
 #define BL_PAIR_KEY(dy, kp, kq) bl_key(BL_ROW_OF(dy, a, b) + (kq), a + (kp), BL_W, key0)
 #endif
-// The pairs of row y with row y + dy where row y + dy is the group's: a row above its first only
-// adds to the rows below it (whose sums the last, BL_R rows below, starts).
-#define BL_FROM(dy) if (y + (dy) >= first)
 // Window row y + dy into b; the last starts its outputs' sums from their centres: with a colour
 // table, weight 1; with exp, the formula's (NaN for a centre of inf or NaN).
 #define BL_NEXT(dy)                                                                  \

@@ -70,8 +70,7 @@ bool exp_offset(int i, double share) { return std::floor((i + 1) * share) > std:
 // The pairs layout's pairs (bilateral.cl, BL_PAIR_TAPS) for `outputs` outputs of a row at window
 // columns CLF_HALO4(radius) on, of `floats` a row: those of a pixel of row y and one of row y + dy
 // for dy = 0 to radius (BL_NEXT(dy) first loads row y + dy), each pair once where either pixel is
-// an output whose disc holds the other; below radius, where row y + dy is one of the group's
-// (BL_FROM(dy)). BL_PAIR(dy, p's column, q's column, space, p's output,
+// an output whose disc holds the other. BL_PAIR(dy, p's column, q's column, space, p's output,
 // q's): an output's index, or -1 where that pixel is none. The offsets that exp_offset picks for
 // `exp_share` write BL_PAIR_EXP, log2 of the space weight in place of it; `exp_offsets` counts
 // them.
@@ -85,9 +84,7 @@ std::string pair_taps(int radius, int outputs, int floats, Space space, double e
   int offset = 0;
   exp_offsets = 0;
   for (int dy = 0; dy <= radius; ++dy) {
-    const std::string row = std::to_string(dy);
-    text += " \\\n  " + (dy < radius ? "BL_FROM(" + row + ") {" : std::string("{")) +
-            (dy > 0 ? " BL_NEXT(" + row + ")" : "");
+    if (dy > 0) text += " \\\n  BL_NEXT(" + std::to_string(dy) + ")";
     for (int dx = dy == 0 ? 1 : -radius; dx <= radius; ++dx) {
       if (!in_disc(dx, dy, radius)) continue;
       const bool by_exp = exp_offset(offset++, exp_share);
@@ -103,7 +100,6 @@ std::string pair_taps(int radius, int outputs, int floats, Space space, double e
         text += pair;
       }
     }
-    text += " \\\n  }";
   }
   return text + "\n";
 }
