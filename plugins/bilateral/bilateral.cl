@@ -146,6 +146,16 @@ inline uint bl_sad(uint a, uint b) {
 }
 #define bl_exp2 native_exp2
 #endif
+// |a - b| + c, one instruction on NVIDIA GPUs (PTX's sad).
+#if defined(BL_PTX)
+inline uint bl_absdiff_add(uint a, uint b, uint c) {
+  uint d;
+  asm("sad.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+#else
+inline uint bl_absdiff_add(uint a, uint b, uint c) { return abs_diff(a, b) + c; }
+#endif
 
 #if defined(BL_N)
 // The rows layout (GPUs; -D BL_N, BL_R, BL_W, BL_WG and the host's BL_TAPS): BL_N outputs of a row
@@ -156,36 +166,45 @@ inline uint bl_sad(uint a, uint b) {
 // it once. BL_TAPS lists, for dy = 0..BL_R, BL_ROWS(dy) and then BL_GROUP(dx, dy, space) for each
 // dx >= 0 of the disc, all literals, so the code is straight-line. With -D BL_LUT=n (u8 images:
 // integral values, colour distances below n) the colour weights come from a table in __local that
-// each group fills, one exp a distance, for its group_rows rows, keyed as below (one channel:
-// denormal floats; more: BL_SAD's integers); else from COLOR at every tap. BL_W: the floats of a
-// window row, per channel (the host's, which its halo holds).
+// each group fills, one exp a distance, for its group_rows rows, keyed by integers as below; else
+// from COLOR at every tap. BL_W: the floats of a window row, per channel (the host's, which its
+// halo holds).
 #define BL_HX CLF_HALO4(BL_R)
-#if defined(BL_SAD)
-// u8 levels of 2 to 4 channels (-D BL_SAD): each window pixel's channels also as the bytes of one
-// word (the a_bytes and b_bytes beside rows a and b), so that a tap's colour distance is one
-// bl_sad, and its key that sum times its entry's bytes (4 BL_COPIES, a power of two: a shift) plus
-// the lane's copy: integers, on any device. BL_LUT is defined too.
-#define BL_TAP_KEY(f, k) (bl_sad(f##_bytes[BL_HX + (k)], centre_bytes[o]) * (4u * BL_COPIES) + key0)
+#if defined(BL_LUT)
+// Each window pixel's channels also as one word (the a_bytes and b_bytes beside rows a and b), so
+// that a tap's key, the byte offset of its distance's entry in the lane's copy, takes one or two
+// integer instructions. One channel: the level times the entry's bytes (4 BL_COPIES, exact in a
+// float) plus 2^23, whose bits are that product plus 2^23's, so that the key is the words'
+// absolute difference plus the lane's key0. Two to four: the channels' bytes, whose summed
+// absolute differences (bl_sad) are the distance, times 4 BL_COPIES (a shift) plus key0.
+inline uint bl_word_key(uint x, uint y, uint key0) {
+  return CH == 1 ? bl_absdiff_add(x, y, key0) : bl_sad(x, y) * (4u * BL_COPIES) + key0;
+}
+#define BL_WORD_KEY(x, y) bl_word_key(x, y, key0)
+#define BL_TAP_KEY(f, k) BL_WORD_KEY(f##_bytes[BL_HX + (k)], centre_bytes[o])
 #define BL_COLOR_OF(key) (*(const __local float*)((const __local char*)lut + (key)))
 #define BL_KEY0_T uint
 #define BL_KEY0(lane) ((uint)(lane)*4u)
 #define BL_PACK(f) bl_pack(f, f##_bytes)
-// Row y's bytes, and the outputs' centres among them.
+// Row y's words, and the outputs' centres among them.
 #define BL_ROW_BYTES                                      \
   uint a_bytes[BL_W], b_bytes[BL_W], centre_bytes[BL_N]; \
   BL_PACK(a);                                             \
   for (int o = 0; o < BL_N; ++o) centre_bytes[o] = a_bytes[BL_HX + o];
 
-// The bytes of window columns k of f (CH runs of BL_W floats, whole values 0..255), two channels
-// from one float: v + 256 w is exact, and 2^23 + v + 256 w holds v and w in its two low bytes and
-// 0x4B in its top one. The third (and fourth) channel's word goes 16 bits up: with 3 channels it
-// is added to the first two's, whose top byte stays 0x4B, the same in every word (nothing to a
-// distance); with 4 it takes the place of their top half.
+// The words of window columns k of f (CH runs of BL_W floats, whole values 0..255). More than one
+// channel: two channels from one float, v + 256 w exact, and 2^23 + v + 256 w holding v and w in
+// its two low bytes and 0x4B in its top one. The third (and fourth) channel's word goes 16 bits
+// up: with 3 channels it is added to the first two's, whose top byte stays 0x4B, the same in every
+// word (nothing to a distance); with 4 it takes the place of their top half.
 inline void bl_pack(const float* f, uint* bytes) {
 #pragma unroll
   for (int k = 0; k < BL_W; ++k) {
-    const float low = f[k] + 0x1p23f;
-    uint word = as_uint(CH > 1 ? fma(f[BL_W + k], 256.f, low) : low);
+    if (CH == 1) {
+      bytes[k] = as_uint(fma(f[k], 4.f * BL_COPIES, 0x1p23f));
+      continue;
+    }
+    uint word = as_uint(fma(f[BL_W + k], 256.f, f[k] + 0x1p23f));
     if (CH > 2) {
       const float third = f[2 * BL_W + k] + 0x1p23f;
       const uint high = as_uint(CH > 3 ? fma(f[3 * BL_W + k], 256.f, third) : third);
@@ -194,39 +213,27 @@ inline void bl_pack(const float* f, uint* bytes) {
     bytes[k] = word;
   }
 }
-#elif defined(BL_LUT)
-// A whole number n times 2^-149 is the denormal float whose bits are n, and such floats add exactly
-// while below 2^-126 (the host takes this path only where the device keeps denormals). A tap's key
-// is the work-item's key0, the bits 4 (lane % BL_COPIES), plus its colour distance times 4
-// BL_COPIES 2^-149: the key's bits are the byte offset of the distance's entry (below the table's
-// size, far from 2^23), with no integer arithmetic before the load.
-#define BL_KEY(dist) fma(dist, 4.f * BL_COPIES * 0x1p-149f, key0)
-#define BL_COLOR_OF(key) (*(const __local float*)((const __local char*)lut + as_uint(key)))
-#define BL_KEY0(lane) as_float((uint)(lane)*4u)
 #else
-#define BL_KEY(dist) (dist)
-#define BL_COLOR_OF(key) COLOR(key)
+#define BL_COLOR_OF(dist) COLOR(dist)
 #define BL_KEY0(lane) 0.f
-#endif
-// With -D BL_COPIES=n (BL_LUT, BL_SAD) the table is held n times, interleaved (entry i of copy l
-// at n i + l), lane l of a 32-wide warp reading copy l % n: with 32 copies each lane reads its own
-// bank, so the distances never put two lanes of a warp on one bank, as random ones do in a single
-// copy; with 16, at most two.
-#if !defined(BL_SAD)
-#define BL_TAP_KEY(f, k) bl_key(f + BL_HX + (k), centre + o, BL_N, key0)
+#define BL_TAP_KEY(f, k) bl_dist(f + BL_HX + (k), centre + o, BL_N)
 #define BL_KEY0_T float
 #define BL_PACK(f)
 #define BL_ROW_BYTES
 
-// The key of the colour distance of a tap's channels (v[c * BL_W]) to those of u (u[c * stride]:
-// the centres, BL_N apart, or another window pixel, BL_W apart).
-inline float bl_key(const float* v, const float* u, int stride, float key0) {
+// The colour distance of a tap's channels (v[c * BL_W]) to those of u (u[c * stride]: the
+// centres, BL_N apart, or another window pixel, BL_W apart).
+inline float bl_dist(const float* v, const float* u, int stride) {
   float dist = fabs(v[0] - u[0]);
 #pragma unroll
   for (int c = 1; c < CH; ++c) dist += fabs(v[c * BL_W] - u[c * stride]);
-  return BL_KEY(dist);
+  return dist;
 }
 #endif
+// With -D BL_COPIES=n (BL_LUT) the table is held n times, interleaved (entry i of copy l at n i +
+// l), lane l of a 32-wide warp reading copy l % n: with 32 copies each lane reads its own bank, so
+// the distances never put two lanes of a warp on one bank, as random ones do in a single copy;
+// with 16, at most two.
 
 // One window row into f: CH runs of BL_W floats from `row`, column x0 - BL_HX. No load is tested:
 // the host's halo holds the last work-item's (Bilateral::halo).
@@ -345,11 +352,11 @@ __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(
 #define BL_SUM(c, dy, o) sum[(c) * (BL_R + 1) * BL_N + BL_OUT(dy, o)]
 // Row y's p, or row y + dy's q: the pair's second pixel's row.
 #define BL_ROW_OF(dy, p, q) ((dy) == 0 ? (p) : (q))
-#if defined(BL_SAD)
+#if defined(BL_LUT)
 #define BL_PAIR_SAD(dy, kp, kq) bl_sad(a_bytes[kp], BL_ROW_OF(dy, a_bytes, b_bytes)[kq])
-#define BL_PAIR_KEY(dy, kp, kq) (BL_PAIR_SAD(dy, kp, kq) * (4u * BL_COPIES) + key0)
+#define BL_PAIR_KEY(dy, kp, kq) BL_WORD_KEY(a_bytes[kp], BL_ROW_OF(dy, a_bytes, b_bytes)[kq])
 #else
-#define BL_PAIR_KEY(dy, kp, kq) bl_key(BL_ROW_OF(dy, a, b) + (kq), a + (kp), BL_W, key0)
+#define BL_PAIR_KEY(dy, kp, kq) bl_dist(BL_ROW_OF(dy, a, b) + (kq), a + (kp), BL_W)
 #endif
 // Window row y + dy into b; the last starts its outputs' sums from their centres: with a colour
 // table, weight 1; with exp, the formula's (NaN for a centre of inf or NaN).
@@ -364,11 +371,11 @@ __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(
 #if defined(BL_LUT)
 #define BL_CENTRE_WEIGHT(v) 1.f
 #else
-#define BL_CENTRE_WEIGHT(v) BL_COLOR_OF(bl_key(v, v, BL_W, key0))
+#define BL_CENTRE_WEIGHT(v) BL_COLOR_OF(bl_dist(v, v, BL_W))
 #endif
 #define BL_PAIR(dy, kp, kq, space, op, oq) \
   BL_PAIR_W(dy, kp, kq, op, oq, (space)*BL_COLOR_OF(BL_PAIR_KEY(dy, kp, kq)))
-#if defined(BL_SAD)
+#if defined(BL_LUT)
 // Where the host writes BL_PAIR_EXP (bilateral.pair_exp: a share of the disc's offsets), the pair's
 // weight is 2^(distance^2 color_log2 + log2 space) on the device's exp2 (bl_exp2) in place of the
 // table's entry: the table's loads and the exp's unit work side by side.
@@ -399,7 +406,7 @@ __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_pairs
   __global float* d = dst + dst_origin + x0;
   const int first = get_group_id(1) * group_rows, end = min(first + group_rows, rows);
   float a[CH * BL_W], b[CH * BL_W], wsum[(BL_R + 1) * BL_N], sum[CH * (BL_R + 1) * BL_N];
-#if defined(BL_SAD)
+#if defined(BL_LUT)
   uint a_bytes[BL_W], b_bytes[BL_W];
   const float color_log2 = color_coeff * M_LOG2E_F;  // BL_PAIR_EXP's
 #endif

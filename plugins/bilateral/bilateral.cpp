@@ -3,8 +3,7 @@
 // channels together (Stage planes carry them, plane_stride floats apart). The kernel is built per
 // channel count, when the first strip says it (Stage::channels), and for the rows layout (GPUs':
 // bilateral.outputs in the tuning) per pixel type too: there u8 levels take their colour weights
-// from a table of the integral distances (Stage::pixel_type) in __local, on devices that keep
-// float denormals (the table's keys are denormal floats).
+// from a table of the integral distances (Stage::pixel_type) in __local.
 #include <algorithm>
 #include <clf/error.hpp>
 #include <clf/filter.hpp>
@@ -261,11 +260,9 @@ class Bilateral : public Filter {
   const Layout& layout_for(int channels, bool levels) {
     const int outputs = channels <= tiled_max_channels ? rows_outputs_ : 0;
     // u8 levels in the rows layout: the colour weights of the whole-number distances from a table
-    // that its groups fill in __local. One channel's keys are denormal floats, so only where the
-    // device keeps them; more channels' are integers, from the channels' bytes packed in a word.
-    // Nothing else about the program depends on the pixel type.
-    const bool packed = channels > 1;
-    const bool local_table = levels && outputs > 0 && (packed || device_.info().fp32_denormals);
+    // that its groups fill in __local, keyed by integers from each pixel's channels packed in a
+    // word. Nothing else about the program depends on the pixel type.
+    const bool local_table = levels && outputs > 0;
     const auto key = std::make_pair(channels, local_table);
     auto found = kernels_.find(key);
     if (found != kernels_.end()) return found->second;
@@ -281,11 +278,11 @@ class Bilateral : public Filter {
     if (layout.outputs > 0) {
       if (layout.local_table && device_.knob_number("bilateral.lane_tables", 0) != 0 &&
           size_t(lanes) <= device_.info().max_work_group_size) {
-        layout.table_copies = table_copies(entries, packed);
+        layout.table_copies = table_copies(entries, channels > 1);
         if (layout.table_copies > 1) {
           const double group =
-              packed ? device_.knob_number("bilateral.packed_group", lane_tables_group)
-                     : device_.knob_number("bilateral.table_group", lane_tables_group);
+              channels > 1 ? device_.knob_number("bilateral.packed_group", lane_tables_group)
+                           : device_.knob_number("bilateral.table_group", lane_tables_group);
           layout.group = std::clamp(int(group), lanes, int(device_.info().max_work_group_size));
           layout.group_rows = lane_tables_rows;
         }
@@ -303,15 +300,13 @@ class Bilateral : public Filter {
       if (layout.local_table)
         options += " -D BL_LUT=" + std::to_string(entries) +
                    " -D BL_COPIES=" + std::to_string(layout.table_copies);
-      if (layout.local_table && packed) {
-        options += " -D BL_SAD";
-        // NVIDIA's compiler takes PTX inline: the byte differences in one instruction.
-        if (device_.info().is_gpu && device_.info().vendor.find("NVIDIA") != std::string::npos)
-          options += " -D BL_PTX";
-      }
+      // NVIDIA's compiler takes PTX inline: a key's differences in one instruction.
+      if (layout.local_table && device_.info().is_gpu &&
+          device_.info().vendor.find("NVIDIA") != std::string::npos)
+        options += " -D BL_PTX";
       auto space = [this](int dx, int dy) { return space_weight(dx, dy); };
       if (layout.pairs) {
-        const double exp_share = layout.local_table && packed ? pair_exp_ : 0;
+        const double exp_share = layout.local_table && channels > 1 ? pair_exp_ : 0;
         source = pair_taps(radius_, layout.outputs, rows_floats(radius_, layout.outputs), space,
                            exp_share, layout.exp_offsets) +
                  "#define BL_PAIRS\n" + source;
