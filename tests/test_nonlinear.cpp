@@ -750,6 +750,7 @@ TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, flo
                            {"bilateral.pair_channels", pair_channels},
                            {"bilateral.pair_outputs", "8"},
                            {"bilateral.pair_rows", "4"},
+                           {"bilateral.pair_min_rows", "2"},
                            {"bilateral.pair_exp", pair_exp},
                            {"bilateral.packed_copies", packed_copies}});
           clf::Pipeline p(test::device());
@@ -778,6 +779,52 @@ TEST_CASE("bilateral's rows layout: u8 with its colour table within a level, flo
           strips.strip_rows = 1;
           CHECK(test::identical(test::run_chain({spec}, in, strips), got));
         }
+}
+
+TEST_CASE("bilateral: the pairs' walk and the rows layout in the pairs' order give the same bits",
+          "[layout]") {
+  // A launch whose groups would walk down fewer than bilateral.pair_min_rows rows takes the rows
+  // layout with each tap where the pairs add it, weighted as its pair: forced both ways (the
+  // trace names the kernel), the same bits, and the formula's results. u8 levels (the table; for
+  // three channels packed keys, half the offsets by exp2) and floats (exp at every pair). The
+  // layout test above compares the two for 1 to 4 channels and every border where the device's
+  // groups are tall enough to walk.
+  for (const clf::PixelType type : {clf::PixelType::u8, clf::PixelType::f32})
+    for (const int channels : {1, 3})
+      for (const auto& [border, ref_border] :
+           {std::pair{"reflect101", ref::Border::reflect101},
+            std::pair{"constant,border_value=7", ref::Border::constant}}) {
+        const bool u8 = type == clf::PixelType::u8;
+        const std::string spec = "bilateral:d=9,sigma_color=" + std::string(u8 ? "40" : "0.3") +
+                                 ",sigma_space=3,border=" + border;
+        INFO(spec << " x" << channels << " " << clf::pixel_type_name(type));
+        const clf::Image in = test::random_image(53, 23, channels, type, 29);
+        clf::Image got[2];
+        for (const int walk : {1, 0}) {
+          KnobScope scope({{"bilateral.outputs", "4"},
+                           {"bilateral.rows_max_radius", "8"},
+                           {"bilateral.lane_tables", "1"},
+                           {"bilateral.pair_channels", "1"},
+                           {"bilateral.pair_outputs", "8"},
+                           {"bilateral.pair_exp", "0.5"},
+                           {"bilateral.pair_min_rows", walk ? "1" : "100000"}});
+          clf::RunOptions options;
+          options.profile = true;
+          clf::RunStats stats;
+          got[walk] = test::run_chain({spec}, in, options, &stats);
+          int pairs = 0, rows = 0;
+          for (const clf::TraceEvent& e : stats.trace) {
+            pairs += e.name.find("bilateral_pairs") != std::string::npos;
+            rows += e.name.find("bilateral_rows") != std::string::npos;
+          }
+          CHECK((pairs > 0) == bool(walk));  // a launch a strip
+          CHECK((rows > 0) == !walk);
+        }
+        CHECK(test::identical(got[0], got[1]));
+        const ref::Image want =
+            ref::bilateral(test::to_ref(in), 4, u8 ? 40 : 0.3, 3, ref_border, 7);
+        CHECK(bilateral_error(test::to_ref(got[0]), want, u8) <= (u8 ? 1.0 : 1e-5));
+      }
 }
 
 TEST_CASE("bilateral's rows layout: groups walk down several rows, the last group fewer",

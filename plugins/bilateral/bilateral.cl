@@ -316,9 +316,54 @@ inline void bl_fill_table(__local float* lut, float color_coeff) {
   if (x0 >= width) return;                                        \
   const __global float* s = src + src_origin + x0 - BL_HX;
 
+// A centre's own weight (BL_CENTRE_WEIGHT): with a colour table 1; with exp, the formula's (NaN for
+// a centre of inf or NaN). Where the host writes BL_PAIR_EXP or BL_OTAP_EXP (bilateral.pair_exp: a
+// share of the disc's offsets), a pair's weight is 2^(distance^2 color_log2 + log2 space) on the
+// device's exp2 (bl_exp2) in place of the table's entry: the table's loads and the exp's unit work
+// side by side.
+#if defined(BL_LUT)
+#define BL_CENTRE_WEIGHT(v) 1.f
+inline float bl_exp_weight(uint sad, float log2_space, float color_log2) {
+  const float d = as_float(sad + 0x4B000000u) - 0x1p23f;  // 2^23 + sad: exact, sad below 2^23
+  return bl_exp2(fma(d * d, color_log2, log2_space));
+}
+#else
+#define BL_CENTRE_WEIGHT(v) BL_COLOR_OF(bl_dist(v, v, BL_W))
+#endif
+
+// The rows layout in the pairs layout's order (in the pairs layout's program, for its launches of
+// few rows a group: Bilateral::enqueue). The host's BL_TAPS there starts each output from its
+// centre, as BL_NEXT does, loads the window rows one at a time (BL_OROW(dy) into b; row 0 is a),
+// and adds each tap where the pairs layout adds it to that output, weighted as its pair (BL_OTAP,
+// or BL_OTAP_EXP with log2 of the space weight): the same operations in the same order, so the
+// same bits, with no rows above a group's first to walk.
+#define BL_OROW(dy)                                   \
+  bl_load(s + (y + (dy)) * src_pitch, src_plane, b); \
+  BL_PACK(b);
+#define BL_OCENTRE                                                                    \
+  _Pragma("unroll") for (int o = 0; o < BL_N; ++o) {                                  \
+    const float w = BL_CENTRE_WEIGHT(a + BL_HX + o);                                  \
+    wsum[o] = w;                                                                      \
+    for (int c = 0; c < CH; ++c) sum[c * BL_N + o] = w * a[c * BL_W + BL_HX + o];     \
+  }
+#define BL_OTAP_W(f, dx, weight)                                                            \
+  _Pragma("unroll") for (int o = 0; o < BL_N; ++o) {                                        \
+    const float w = weight;                                                                 \
+    wsum[o] += w;                                                                           \
+    for (int c = 0; c < CH; ++c) sum[c * BL_N + o] += w * f[c * BL_W + BL_HX + o + (dx)];   \
+  }
+#define BL_OTAP(f, dx, space) BL_OTAP_W(f, dx, (space)*BL_COLOR_OF(BL_TAP_KEY(f, o + (dx))))
+#define BL_OTAP_EXP(f, dx, log2_space)                                                   \
+  BL_OTAP_W(f, dx,                                                                       \
+            bl_exp_weight(bl_sad(f##_bytes[BL_HX + o + (dx)], centre_bytes[o]), log2_space, \
+                          color_log2))
+
 __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(BILATERAL_ARGS,
                                                                                 int group_rows) {
   BL_GROUP_START
+#if defined(BL_LUT)
+  const float color_log2 = color_coeff * M_LOG2E_F;  // BL_OTAP_EXP's
+#endif
   for (int r = 0; r < group_rows; ++r) {
     const int y = get_group_id(1) * group_rows + r;
     if (y >= rows) return;
@@ -368,21 +413,9 @@ __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(
       wsum[BL_OUT(BL_R, o)] = w;                                                     \
       for (int c = 0; c < CH; ++c) BL_SUM(c, BL_R, o) = w * b[c * BL_W + BL_HX + o]; \
     }
-#if defined(BL_LUT)
-#define BL_CENTRE_WEIGHT(v) 1.f
-#else
-#define BL_CENTRE_WEIGHT(v) BL_COLOR_OF(bl_dist(v, v, BL_W))
-#endif
 #define BL_PAIR(dy, kp, kq, space, op, oq) \
   BL_PAIR_W(dy, kp, kq, op, oq, (space)*BL_COLOR_OF(BL_PAIR_KEY(dy, kp, kq)))
 #if defined(BL_LUT)
-// Where the host writes BL_PAIR_EXP (bilateral.pair_exp: a share of the disc's offsets), the pair's
-// weight is 2^(distance^2 color_log2 + log2 space) on the device's exp2 (bl_exp2) in place of the
-// table's entry: the table's loads and the exp's unit work side by side.
-inline float bl_exp_weight(uint sad, float log2_space, float color_log2) {
-  const float d = as_float(sad + 0x4B000000u) - 0x1p23f;  // 2^23 + sad: exact, sad below 2^23
-  return bl_exp2(fma(d * d, color_log2, log2_space));
-}
 #define BL_PAIR_EXP(dy, kp, kq, log2_space, op, oq) \
   BL_PAIR_W(dy, kp, kq, op, oq, bl_exp_weight(BL_PAIR_SAD(dy, kp, kq), log2_space, color_log2))
 #endif

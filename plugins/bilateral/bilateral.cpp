@@ -62,46 +62,112 @@ std::string rows_taps(int radius, Space space) {
   return text + "\n";
 }
 
-// Whether the disc's offset i (in the order pair_taps writes them) takes exp in place of the table:
+// Whether the disc's offset i (in pair_offsets' order) takes exp in place of the table:
 // bilateral.pair_exp's share of them, spread evenly.
 bool exp_offset(int i, double share) { return std::floor((i + 1) * share) > std::floor(i * share); }
 
+// The offsets (dx, dy) of the disc's pixel pairs, in the pairs layout's order: dy = 0 to radius,
+// dx from 1 on row 0 and from -radius below; whether each one's pairs take exp (exp_offset).
+struct PairOffset {
+  int dx, dy;
+  bool by_exp;
+};
+std::vector<PairOffset> pair_offsets(int radius, double exp_share) {
+  std::vector<PairOffset> offsets;
+  for (int dy = 0; dy <= radius; ++dy)
+    for (int dx = dy == 0 ? 1 : -radius; dx <= radius; ++dx)
+      if (in_disc(dx, dy, radius))
+        offsets.push_back({dx, dy, exp_offset(int(offsets.size()), exp_share)});
+  return offsets;
+}
+
+// A pair's weight as the kernels take it: the space weight, or for exp its log2 (a space weight
+// below float's least, from a tiny sigma_space, is 0: 2^-1000).
+template <typename Space>
+double pair_weight(const PairOffset& offset, Space space) {
+  const double weight = double(space(offset.dx, offset.dy));
+  return offset.by_exp ? std::max(std::log2(weight), -1000.0) : weight;
+}
+
 // The pairs layout's pairs (bilateral.cl, BL_PAIR_TAPS) for `outputs` outputs of a row at window
 // columns CLF_HALO4(radius) on, of `floats` a row: those of a pixel of row y and one of row y + dy
-// for dy = 0 to radius (BL_NEXT(dy) first loads row y + dy), each pair once where either pixel is
+// at each of `offsets` (BL_NEXT(dy) first loads row y + dy), each pair once where either pixel is
 // an output whose disc holds the other. BL_PAIR(dy, p's column, q's column, space, p's output,
-// q's): an output's index, or -1 where that pixel is none. The offsets that exp_offset picks for
-// `exp_share` write BL_PAIR_EXP, log2 of the space weight in place of it; `exp_offsets` counts
-// them.
+// q's): an output's index, or -1 where that pixel is none; BL_PAIR_EXP for the offsets by exp.
 template <typename Space>
-std::string pair_taps(int radius, int outputs, int floats, Space space, double exp_share,
-                      int& exp_offsets) {
+std::string pair_taps(const std::vector<PairOffset>& offsets, int radius, int outputs, int floats,
+                      Space space) {
   const int first = CLF_HALO4(radius);
   auto output = [&](int k) { return k >= first && k < first + outputs ? k - first : -1; };
   std::string text = "#define BL_PAIR_TAPS";
   char pair[112];
-  int offset = 0;
-  exp_offsets = 0;
-  for (int dy = 0; dy <= radius; ++dy) {
-    if (dy > 0) text += " \\\n  BL_NEXT(" + std::to_string(dy) + ")";
-    for (int dx = dy == 0 ? 1 : -radius; dx <= radius; ++dx) {
-      if (!in_disc(dx, dy, radius)) continue;
-      const bool by_exp = exp_offset(offset++, exp_share);
-      exp_offsets += by_exp;
-      // A space weight below float's least (a tiny sigma_space) is 0: 2^-1000 for exp2.
-      const double weight =
-          by_exp ? std::max(std::log2(double(space(dx, dy))), -1000.0) : double(space(dx, dy));
-      for (int kp = std::max(0, -dx); kp < floats && kp + dx < floats; ++kp) {
-        const int op = output(kp), oq = output(kp + dx);
-        if (op < 0 && oq < 0) continue;
-        std::snprintf(pair, sizeof pair, " \\\n  BL_PAIR%s(%d, %d, %d, %.9ef, %d, %d)",
-                      by_exp ? "_EXP" : "", dy, kp, kp + dx, weight, op, oq);
-        text += pair;
-      }
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    const PairOffset& at = offsets[i];
+    if (at.dy > 0 && (i == 0 || offsets[i - 1].dy != at.dy))
+      text += " \\\n  BL_NEXT(" + std::to_string(at.dy) + ")";
+    for (int kp = std::max(0, -at.dx); kp < floats && kp + at.dx < floats; ++kp) {
+      const int op = output(kp), oq = output(kp + at.dx);
+      if (op < 0 && oq < 0) continue;
+      std::snprintf(pair, sizeof pair, " \\\n  BL_PAIR%s(%d, %d, %d, %.9ef, %d, %d)",
+                    at.by_exp ? "_EXP" : "", at.dy, kp, kp + at.dx, pair_weight(at, space), op, oq);
+      text += pair;
     }
   }
   return text + "\n";
 }
+
+// The rows layout's taps in the pairs layout's order (bilateral.cl, BL_OTAP), as BL_TAPS: each
+// output from its centre (BL_OCENTRE), then its taps where the pairs walk adds them: the rows
+// above from the top (BL_OROW(dy)), each from its right (they are the q of pairs at (-dx, -dy));
+// on row 0 -dx then dx for dx = 1 to radius; the rows below from their left. Each weighted as its
+// pair at `offsets`.
+template <typename Space>
+std::string ordered_taps(const std::vector<PairOffset>& offsets, int radius, Space space) {
+  std::string text = "#define BL_TAPS BL_OCENTRE";
+  char tap[80];
+  auto add = [&](int tx, int ty) {  // the tap at (tx, ty) from the output: pair offset (dx, dy)
+    const int dx = ty < 0 ? -tx : ty == 0 ? std::abs(tx) : tx, dy = std::abs(ty);
+    const auto at = std::find_if(offsets.begin(), offsets.end(),
+                                 [&](const PairOffset& o) { return o.dx == dx && o.dy == dy; });
+    std::snprintf(tap, sizeof tap, " BL_OTAP%s(%s, %d, %.9ef)", at->by_exp ? "_EXP" : "",
+                  ty == 0 ? "a" : "b", tx, pair_weight(*at, space));
+    text += tap;
+  };
+  for (int ty = -radius; ty <= radius; ++ty) {
+    text += ty == 0 ? std::string(" \\\n ") : " \\\n  BL_OROW(" + std::to_string(ty) + ")";
+    if (ty == 0)
+      for (int dx = 1; in_disc(dx, 0, radius); ++dx) add(-dx, 0), add(dx, 0);
+    for (int k = -radius; k <= radius && ty != 0; ++k) {
+      const int tx = ty < 0 ? -k : k;
+      if (in_disc(tx, ty, radius)) add(tx, ty);
+    }
+  }
+  return text + "\n";
+}
+
+// A kernel of the bilateral and how it launches, per channel count and colour table.
+struct Layout {
+  int outputs = 0;  // the rows layout: outputs a work-item (0: another layout)
+  int group = rows_group, group_rows = 1, table_copies = 1;  // the rows layout's
+  bool tiled = false;
+  int vector = 1;
+  cl::Kernel kernel;
+  bool local_table = false;  // the rows layout's colour table, in __local
+  bool pairs = false;        // the rows layout as pairs (bilateral_pairs)
+  // With pairs: the rows layout in their order (bilateral_rows), for launches whose groups would
+  // walk down fewer than bilateral.pair_min_rows rows.
+  cl::Kernel ordered;
+  int exp_offsets = 0;  // of the disc's (taps - 1) / 2 offsets, those whose pairs take exp
+  std::string name(int taps) const {
+    return outputs > 0 && exp_offsets > 0
+               ? "pairs x" + std::to_string(outputs) + " (exp for " + std::to_string(exp_offsets) +
+                     " of " + std::to_string((taps - 1) / 2) + " offsets)"
+           : outputs > 0 ? (pairs ? "pairs x" : "rows x") + std::to_string(outputs)
+           : tiled       ? "tiled " + std::to_string(tile_w) + "x" + std::to_string(tile_h)
+           : vector > 1  ? "direct x" + std::to_string(vector)
+                         : std::string("direct");
+  }
+};
 
 class Bilateral : public Filter {
  public:
@@ -123,6 +189,8 @@ class Bilateral : public Filter {
         min_groups_(clf_plugins::min_groups(device, 8)),
         pair_min_groups_(
             clf_plugins::min_groups(device, device.knob_number("bilateral.pair_groups", 2))),
+        pair_min_rows_(
+            size_t(std::max(1.0, device.knob_number("bilateral.pair_min_rows", 2.0 * radius)))),
         pair_exp_(std::clamp(device.knob_number("bilateral.pair_exp", 0), 0.0, 1.0)) {
     // Space weights exp(-r^2 / 2 ss^2) over the disc, in OpenCV's order.
     std::vector<cl_int2> offsets;
@@ -152,10 +220,6 @@ class Bilateral : public Filter {
   void enqueue(Stage& stage) override {
     const Layout& layout =
         layout_for(stage.channels(), clf_plugins::u8_levels(stage.pixel_type(), border_));
-    cl::Kernel kernel = layout.kernel;
-    KernelArgs args(kernel);
-    args << stage.input() << stage.output() << stage.width() << stage.rows() << offsets_.get()
-         << space_.get() << taps_ << color_coeff_;
     const size_t w = size_t(stage.width()), h = size_t(stage.rows());
     auto up = [](size_t v, size_t m) { return (v + m - 1) / m * m; };
     if (layout.outputs > 0) {
@@ -163,13 +227,23 @@ class Bilateral : public Filter {
       const size_t n = size_t(layout.outputs), group = size_t(layout.group);
       const size_t columns = up((w + n - 1) / n, group);
       // The layout's rows a group, fewer where a strip's few rows would leave fewer than
-      // min_groups_ groups (each group's work-items, its colour table, then too few).
-      const size_t rows = clf_plugins::units_a_group(h, columns / group, size_t(layout.group_rows),
-                                                     layout.pairs ? pair_min_groups_ : min_groups_);
-      args << int(rows);
+      // min_groups_ groups (each group's work-items, its colour table, then too few). Pairs whose
+      // groups would walk too few rows past the radius above them give way to the rows layout in
+      // their order (its bits), its groups as many rows as the lane tables' rows layout.
+      size_t rows = clf_plugins::units_a_group(h, columns / group, size_t(layout.group_rows),
+                                               layout.pairs ? pair_min_groups_ : min_groups_);
+      const bool walk = layout.pairs && rows >= pair_min_rows_;
+      if (layout.pairs && !walk)
+        rows = clf_plugins::units_a_group(h, columns / group, lane_tables_rows, min_groups_);
+      cl::Kernel kernel = layout.pairs && !walk ? layout.ordered : layout.kernel;
+      bind(kernel, stage) << int(rows);
       stage.launch(kernel, cl::NDRange(columns, (h + rows - 1) / rows), cl::NDRange(group, 1),
-                   layout.pairs ? "bilateral_pairs" : "bilateral_rows");
-    } else if (layout.tiled) {
+                   walk ? "bilateral_pairs" : "bilateral_rows");
+      return;
+    }
+    cl::Kernel kernel = layout.kernel;
+    bind(kernel, stage);
+    if (layout.tiled) {
       stage.launch(kernel, cl::NDRange(up(w, tile_w), up(h, tile_h), 1),
                    cl::NDRange(tile_w, tile_h, 1), "bilateral_tiled");
     } else {
@@ -194,25 +268,6 @@ class Bilateral : public Filter {
   }
 
  private:
-  struct Layout {
-    int outputs = 0;  // the rows layout: outputs a work-item (0: another layout)
-    int group = rows_group, group_rows = 1, table_copies = 1;  // the rows layout's
-    bool tiled = false;
-    int vector = 1;
-    cl::Kernel kernel;
-    bool local_table = false;  // the rows layout's colour table, in __local
-    bool pairs = false;        // the rows layout as pairs (bilateral_pairs)
-    int exp_offsets = 0;       // of the disc's (taps - 1) / 2 offsets, those whose pairs take exp
-    std::string name(int taps) const {
-      return outputs > 0 && exp_offsets > 0 ? "pairs x" + std::to_string(outputs) + " (exp for " +
-                                                  std::to_string(exp_offsets) + " of " +
-                                                  std::to_string((taps - 1) / 2) + " offsets)"
-             : outputs > 0 ? (pairs ? "pairs x" : "rows x") + std::to_string(outputs)
-             : tiled       ? "tiled " + std::to_string(tile_w) + "x" + std::to_string(tile_h)
-             : vector > 1  ? "direct x" + std::to_string(vector)
-                           : std::string("direct");
-    }
-  };
   Device& device_;
   int radius_;
   double sigma_color_, sigma_space_;
@@ -228,6 +283,10 @@ class Bilateral : public Filter {
   // The pairs layout's (bilateral.pair_groups a compute unit): fewer, since its groups start their
   // walks radius rows above the rows they store.
   size_t pair_min_groups_;
+  // The fewest rows a group of the pairs layout walks down past its radius rows above
+  // (bilateral.pair_min_rows; 2 radius by default): launches that would give fewer take the rows
+  // layout in the pairs' order.
+  size_t pair_min_rows_;
   // The share of the disc's offsets whose pairs take their weights from exp2 where the pairs
   // layout keys a table with packed bytes (bilateral.pair_exp, 0 to 1): the table's loads and the
   // device's exp unit at work side by side.
@@ -235,6 +294,13 @@ class Bilateral : public Filter {
   DeviceBuffer offsets_, space_;
   std::map<std::pair<int, bool>, Layout> kernels_;  // by channel count and colour table
 
+  // The arguments every kernel takes first; more may follow.
+  KernelArgs bind(cl::Kernel& kernel, const Stage& stage) const {
+    KernelArgs args(kernel);
+    args << stage.input() << stage.output() << stage.width() << stage.rows() << offsets_.get()
+         << space_.get() << taps_ << color_coeff_;
+    return args;
+  }
   float space_weight(int dx, int dy) const {
     const double r2 = double(dx) * dx + double(dy) * dy;
     return float(std::exp(-0.5 * r2 / (sigma_space_ * sigma_space_)));
@@ -307,11 +373,15 @@ class Bilateral : public Filter {
       auto space = [this](int dx, int dy) { return space_weight(dx, dy); };
       if (layout.pairs) {
         const double exp_share = layout.local_table && channels > 1 ? pair_exp_ : 0;
-        source = pair_taps(radius_, layout.outputs, rows_floats(radius_, layout.outputs), space,
-                           exp_share, layout.exp_offsets) +
-                 "#define BL_PAIRS\n" + source;
+        const std::vector<PairOffset> offsets = pair_offsets(radius_, exp_share);
+        layout.exp_offsets = int(std::count_if(offsets.begin(), offsets.end(),
+                                               [](const PairOffset& o) { return o.by_exp; }));
+        source = pair_taps(offsets, radius_, layout.outputs, rows_floats(radius_, layout.outputs),
+                           space) +
+                 ordered_taps(offsets, radius_, space) + "#define BL_PAIRS\n" + source;
+      } else {
+        source = rows_taps(radius_, space) + source;
       }
-      source = rows_taps(radius_, space) + source;
     } else {
       const uint64_t window_bytes = uint64_t(channels) * (tile_h + 2 * radius_) *
                                     ((plane_margin(radius_) + tile_w + radius_ + 3) / 4) * 16;
@@ -334,6 +404,7 @@ class Bilateral : public Filter {
     }
     cl::Program program =
         device_.build("bilateral.cl", source, options, Helpers::border | Helpers::stage);
+    if (layout.pairs) layout.ordered = device_.kernel(program, "bilateral_rows");
     layout.kernel = device_.kernel(program, layout.pairs         ? "bilateral_pairs"
                                             : layout.outputs > 0 ? "bilateral_rows"
                                             : layout.tiled       ? "bilateral_tiled"
