@@ -331,12 +331,12 @@ inline float bl_exp_weight(uint sad, float log2_space, float color_log2) {
 #define BL_CENTRE_WEIGHT(v) BL_COLOR_OF(bl_dist(v, v, BL_W))
 #endif
 
-// The rows layout in the pairs layout's order (in the pairs layout's program, for its launches of
-// few rows a group: Bilateral::enqueue). The host's BL_TAPS there starts each output from its
-// centre, as BL_NEXT does, loads the window rows one at a time (BL_OROW(dy) into b; row 0 is a),
-// and adds each tap where the pairs layout adds it to that output, weighted as its pair (BL_OTAP,
-// or BL_OTAP_EXP with log2 of the space weight): the same operations in the same order, so the
-// same bits, with no rows above a group's first to walk.
+// The rows layout in the pairs layout's order (beside the pairs layout, for its launches of few
+// rows a group: Bilateral::enqueue). The host's BL_TAPS there starts each output from its centre,
+// as BL_NEXT does, loads the window rows one at a time (BL_OROW(dy) into b; row 0 is a), and adds
+// each tap where the pairs layout adds it to that output, weighted as its pair (BL_OTAP, or
+// BL_OTAP_EXP with log2 of the space weight): the same operations in the same order, so the same
+// bits whatever the outputs a work-item, with no rows above a group's first to walk.
 #define BL_OROW(dy)                                   \
   bl_load(s + (y + (dy)) * src_pitch, src_plane, b); \
   BL_PACK(b);
@@ -358,12 +358,11 @@ inline float bl_exp_weight(uint sad, float log2_space, float color_log2) {
             bl_exp_weight(bl_sad(f##_bytes[BL_HX + o + (dx)], centre_bytes[o]), log2_space, \
                           color_log2))
 
+#if !defined(BL_PAIRS)  // the pairs layout's program: BL_PAIR_TAPS, no BL_TAPS
 __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(BILATERAL_ARGS,
                                                                                 int group_rows) {
   BL_GROUP_START
-#if defined(BL_LUT)
-  const float color_log2 = color_coeff * M_LOG2E_F;  // BL_OTAP_EXP's
-#endif
+  const float color_log2 = color_coeff * M_LOG2E_F;  // BL_OTAP_EXP's (packed keys)
   for (int r = 0; r < group_rows; ++r) {
     const int y = get_group_id(1) * group_rows + r;
     if (y >= rows) return;
@@ -383,6 +382,7 @@ __kernel __attribute__((reqd_work_group_size(BL_WG, 1, 1))) void bilateral_rows(
       for (int c = 0; c < CH; ++c) d[c * dst_plane + o] = BL_DIVIDE(sum[c * BL_N + o], wsum[o]);
   }
 }
+#endif
 #endif
 
 #if defined(BL_PAIRS)

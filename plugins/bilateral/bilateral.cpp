@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -154,9 +155,10 @@ struct Layout {
   cl::Kernel kernel;
   bool local_table = false;  // the rows layout's colour table, in __local
   bool pairs = false;        // the rows layout as pairs (bilateral_pairs)
-  // With pairs: the rows layout in their order (bilateral_rows), for launches whose groups would
-  // walk down fewer than bilateral.pair_min_rows rows.
-  cl::Kernel ordered;
+  // With pairs: the rows layout with its taps in their order (bilateral_rows, the rows layout's
+  // outputs and groups), for launches whose groups would walk down fewer than
+  // bilateral.pair_min_rows rows.
+  std::shared_ptr<const Layout> ordered;
   int exp_offsets = 0;  // of the disc's (taps - 1) / 2 offsets, those whose pairs take exp
   std::string name(int taps) const {
     return outputs > 0 && exp_offsets > 0
@@ -168,6 +170,32 @@ struct Layout {
                          : std::string("direct");
   }
 };
+
+// The options every bilateral program takes: the channel count, and the colour weights' exp (GPUs'
+// native exp; CPUs' a polynomial in SIMD lanes: bilateral.cl).
+std::string exp_option(const DeviceInfo& info, int channels) {
+  return " -D CH=" + std::to_string(channels) +
+         (info.is_gpu ? " -D BILATERAL_EXP=native_exp" : " -D BILATERAL_POLY");
+}
+
+// The rows (or pairs) layout's options.
+std::string rows_options(const DeviceInfo& info, int channels, int radius, const Layout& layout) {
+  std::string options = exp_option(info, channels) + " -D BL_R=" + std::to_string(radius) +
+                        " -D BL_N=" + std::to_string(layout.outputs) +
+                        " -D BL_W=" + std::to_string(rows_floats(radius, layout.outputs)) +
+                        " -D BL_WG=" + std::to_string(layout.group);
+  if (layout.local_table)
+    options += " -D BL_LUT=" + std::to_string(255 * channels + 1) +
+               " -D BL_COPIES=" + std::to_string(layout.table_copies);
+  // NVIDIA's compiler takes PTX inline: a key's differences in one instruction.
+  if (layout.local_table && info.is_gpu && info.vendor.find("NVIDIA") != std::string::npos)
+    options += " -D BL_PTX";
+  return options;
+}
+
+cl::Program build(Device& device, const std::string& source, const std::string& options) {
+  return device.build("bilateral.cl", source, options, Helpers::border | Helpers::stage);
+}
 
 class Bilateral : public Filter {
  public:
@@ -221,24 +249,21 @@ class Bilateral : public Filter {
     const Layout& layout =
         layout_for(stage.channels(), clf_plugins::u8_levels(stage.pixel_type(), border_));
     const size_t w = size_t(stage.width()), h = size_t(stage.rows());
-    auto up = [](size_t v, size_t m) { return (v + m - 1) / m * m; };
     if (layout.outputs > 0) {
       check_aligned(stage.input());
-      const size_t n = size_t(layout.outputs), group = size_t(layout.group);
-      const size_t columns = up((w + n - 1) / n, group);
-      // The layout's rows a group, fewer where a strip's few rows would leave fewer than
-      // min_groups_ groups (each group's work-items, its colour table, then too few). Pairs whose
-      // groups would walk too few rows past the radius above them give way to the rows layout in
-      // their order (its bits), its groups as many rows as the lane tables' rows layout.
-      size_t rows = clf_plugins::units_a_group(h, columns / group, size_t(layout.group_rows),
-                                               layout.pairs ? pair_min_groups_ : min_groups_);
-      const bool walk = layout.pairs && rows >= pair_min_rows_;
-      if (layout.pairs && !walk)
-        rows = clf_plugins::units_a_group(h, columns / group, lane_tables_rows, min_groups_);
-      cl::Kernel kernel = layout.pairs && !walk ? layout.ordered : layout.kernel;
+      // Pairs whose groups would walk too few rows past the radius above them give way to the
+      // rows layout in their order (their bits).
+      const Layout* run = &layout;
+      size_t rows = rows_a_group(layout, w, h);
+      if (layout.pairs && rows < pair_min_rows_) {
+        run = layout.ordered.get();
+        rows = rows_a_group(*run, w, h);
+      }
+      const size_t n = size_t(run->outputs), group = size_t(run->group);
+      cl::Kernel kernel = run->kernel;
       bind(kernel, stage) << int(rows);
-      stage.launch(kernel, cl::NDRange(columns, (h + rows - 1) / rows), cl::NDRange(group, 1),
-                   walk ? "bilateral_pairs" : "bilateral_rows");
+      stage.launch(kernel, cl::NDRange(up((w + n - 1) / n, group), (h + rows - 1) / rows),
+                   cl::NDRange(group, 1), run->pairs ? "bilateral_pairs" : "bilateral_rows");
       return;
     }
     cl::Kernel kernel = layout.kernel;
@@ -294,6 +319,16 @@ class Bilateral : public Filter {
   DeviceBuffer offsets_, space_;
   std::map<std::pair<int, bool>, Layout> kernels_;  // by channel count and colour table
 
+  static size_t up(size_t v, size_t m) { return (v + m - 1) / m * m; }
+  // The rows (or pairs) layout's rows a group on a w x h plane: its group_rows, fewer where a
+  // strip's few rows would leave fewer than min_groups_ groups (each group's work-items, its
+  // colour table, then too few; the pairs' pair_min_groups_).
+  size_t rows_a_group(const Layout& layout, size_t w, size_t h) const {
+    const size_t n = size_t(layout.outputs), group = size_t(layout.group);
+    return clf_plugins::units_a_group(h, up((w + n - 1) / n, group) / group,
+                                      size_t(layout.group_rows),
+                                      layout.pairs ? pair_min_groups_ : min_groups_);
+  }
   // The arguments every kernel takes first; more may follow.
   KernelArgs bind(cl::Kernel& kernel, const Stage& stage) const {
     KernelArgs args(kernel);
@@ -332,69 +367,24 @@ class Bilateral : public Filter {
     const auto key = std::make_pair(channels, local_table);
     auto found = kernels_.find(key);
     if (found != kernels_.end()) return found->second;
+    Layout layout = outputs > 0 ? rows_layout(channels, local_table) : simd_layout(channels);
+    return kernels_.emplace(key, std::move(layout)).first->second;
+  }
+  // The one-output, SIMD or tiled layout (bilateral_direct, _vector, _tiled).
+  Layout simd_layout(int channels) const {
     Layout layout;
-    layout.local_table = local_table;
-    layout.pairs = outputs > 0 && pair_outputs_ > 0 && channels >= pair_channels_;
-    layout.outputs = layout.pairs ? pair_outputs_ : outputs;
-    std::string options = " -D CH=" + std::to_string(channels);
-    // Colour weights: GPUs' native exp; CPUs' a polynomial in SIMD lanes (bilateral.cl).
-    options += device_.info().is_gpu ? " -D BILATERAL_EXP=native_exp" : " -D BILATERAL_POLY";
-    const uint64_t entries = 255 * uint64_t(channels) + 1;
-    std::string source = bilateral_bilateral_cl;
-    if (layout.outputs > 0) {
-      if (layout.local_table && device_.knob_number("bilateral.lane_tables", 0) != 0 &&
-          size_t(lanes) <= device_.info().max_work_group_size) {
-        layout.table_copies = table_copies(entries, channels > 1);
-        if (layout.table_copies > 1) {
-          const double group =
-              channels > 1 ? device_.knob_number("bilateral.packed_group", lane_tables_group)
-                           : device_.knob_number("bilateral.table_group", lane_tables_group);
-          layout.group = std::clamp(int(group), lanes, int(device_.info().max_work_group_size));
-          layout.group_rows = lane_tables_rows;
-        }
-      }
-      if (layout.pairs) {
-        layout.group = std::clamp(int(device_.knob_number("bilateral.pair_group", pairs_group)), 1,
-                                  int(device_.info().max_work_group_size));
-        layout.group_rows =
-            std::max(1, int(device_.knob_number("bilateral.pair_rows", pairs_rows)));
-      }
-      options += " -D BL_R=" + std::to_string(radius_) +
-                 " -D BL_N=" + std::to_string(layout.outputs) +
-                 " -D BL_W=" + std::to_string(rows_floats(radius_, layout.outputs)) +
-                 " -D BL_WG=" + std::to_string(layout.group);
-      if (layout.local_table)
-        options += " -D BL_LUT=" + std::to_string(entries) +
-                   " -D BL_COPIES=" + std::to_string(layout.table_copies);
-      // NVIDIA's compiler takes PTX inline: a key's differences in one instruction.
-      if (layout.local_table && device_.info().is_gpu &&
-          device_.info().vendor.find("NVIDIA") != std::string::npos)
-        options += " -D BL_PTX";
-      auto space = [this](int dx, int dy) { return space_weight(dx, dy); };
-      if (layout.pairs) {
-        const double exp_share = layout.local_table && channels > 1 ? pair_exp_ : 0;
-        const std::vector<PairOffset> offsets = pair_offsets(radius_, exp_share);
-        layout.exp_offsets = int(std::count_if(offsets.begin(), offsets.end(),
-                                               [](const PairOffset& o) { return o.by_exp; }));
-        source = pair_taps(offsets, radius_, layout.outputs, rows_floats(radius_, layout.outputs),
-                           space) +
-                 ordered_taps(offsets, radius_, space) + "#define BL_PAIRS\n" + source;
-      } else {
-        source = rows_taps(radius_, space) + source;
-      }
-    } else {
-      const uint64_t window_bytes = uint64_t(channels) * (tile_h + 2 * radius_) *
-                                    ((plane_margin(radius_) + tile_w + radius_ + 3) / 4) * 16;
-      layout.tiled = device_.knob("variant") == "tiled" && channels <= tiled_max_channels &&
-                     window_bytes <= device_.info().local_mem_bytes;
-      // SIMD vectors of the tuning's width: OpenCL's 4, 8 or 16 lanes, the widest it allows.
-      const int vector_width = int(device_.knob_number("vector_width", 1));
-      layout.vector = layout.tiled         ? 1
-                      : vector_width >= 16 ? 16
-                      : vector_width >= 8  ? 8
-                      : vector_width >= 4  ? 4
-                                           : 1;
-    }
+    const uint64_t window_bytes = uint64_t(channels) * (tile_h + 2 * radius_) *
+                                  ((plane_margin(radius_) + tile_w + radius_ + 3) / 4) * 16;
+    layout.tiled = device_.knob("variant") == "tiled" && channels <= tiled_max_channels &&
+                   window_bytes <= device_.info().local_mem_bytes;
+    // SIMD vectors of the tuning's width: OpenCL's 4, 8 or 16 lanes, the widest it allows.
+    const int vector_width = int(device_.knob_number("vector_width", 1));
+    layout.vector = layout.tiled         ? 1
+                    : vector_width >= 16 ? 16
+                    : vector_width >= 8  ? 8
+                    : vector_width >= 4  ? 4
+                                         : 1;
+    std::string options = exp_option(device_.info(), channels);
     if (layout.tiled) {
       options += " -D R=" + std::to_string(radius_) + " -D TW=" + std::to_string(tile_w) +
                  " -D TH=" + std::to_string(tile_h);
@@ -402,15 +392,55 @@ class Bilateral : public Filter {
     } else if (layout.vector > 1) {
       options += " -D VW=" + std::to_string(layout.vector);
     }
-    cl::Program program =
-        device_.build("bilateral.cl", source, options, Helpers::border | Helpers::stage);
-    if (layout.pairs) layout.ordered = device_.kernel(program, "bilateral_rows");
-    layout.kernel = device_.kernel(program, layout.pairs         ? "bilateral_pairs"
-                                            : layout.outputs > 0 ? "bilateral_rows"
-                                            : layout.tiled       ? "bilateral_tiled"
-                                            : layout.vector > 1  ? "bilateral_vector"
-                                                                 : "bilateral_direct");
-    return kernels_.emplace(key, std::move(layout)).first->second;
+    layout.kernel = device_.kernel(build(device_, bilateral_bilateral_cl, options),
+                                   layout.tiled        ? "bilateral_tiled"
+                                   : layout.vector > 1 ? "bilateral_vector"
+                                                       : "bilateral_direct");
+    return layout;
+  }
+  // The rows layout (bilateral_rows), from pair_channels_ channels as pairs (bilateral_pairs)
+  // with the rows layout in their order beside them.
+  Layout rows_layout(int channels, bool local_table) const {
+    Layout rows;
+    rows.local_table = local_table;
+    rows.outputs = rows_outputs_;
+    if (local_table && device_.knob_number("bilateral.lane_tables", 0) != 0 &&
+        size_t(lanes) <= device_.info().max_work_group_size) {
+      rows.table_copies = table_copies(255 * uint64_t(channels) + 1, channels > 1);
+      if (rows.table_copies > 1) {
+        const double group = channels > 1
+                                 ? device_.knob_number("bilateral.packed_group", lane_tables_group)
+                                 : device_.knob_number("bilateral.table_group", lane_tables_group);
+        rows.group = std::clamp(int(group), lanes, int(device_.info().max_work_group_size));
+        rows.group_rows = lane_tables_rows;
+      }
+    }
+    auto space = [this](int dx, int dy) { return space_weight(dx, dy); };
+    const bool pairs = pair_outputs_ > 0 && channels >= pair_channels_;
+    const std::vector<PairOffset> offsets =
+        pair_offsets(radius_, local_table && channels > 1 ? pair_exp_ : 0);
+    const std::string taps =
+        pairs ? ordered_taps(offsets, radius_, space) : rows_taps(radius_, space);
+    rows.kernel = device_.kernel(build(device_, taps + bilateral_bilateral_cl,
+                                       rows_options(device_.info(), channels, radius_, rows)),
+                                 "bilateral_rows");
+    if (!pairs) return rows;
+    Layout walk = rows;
+    walk.pairs = true;
+    walk.outputs = pair_outputs_;
+    walk.group = std::clamp(int(device_.knob_number("bilateral.pair_group", pairs_group)), 1,
+                            int(device_.info().max_work_group_size));
+    walk.group_rows = std::max(1, int(device_.knob_number("bilateral.pair_rows", pairs_rows)));
+    walk.exp_offsets = int(std::count_if(offsets.begin(), offsets.end(),
+                                         [](const PairOffset& o) { return o.by_exp; }));
+    const std::string source =
+        pair_taps(offsets, radius_, walk.outputs, rows_floats(radius_, walk.outputs), space) +
+        "#define BL_PAIRS\n" + bilateral_bilateral_cl;
+    walk.kernel = device_.kernel(
+        build(device_, source, rows_options(device_.info(), channels, radius_, walk)),
+        "bilateral_pairs");
+    walk.ordered = std::make_shared<const Layout>(std::move(rows));
+    return walk;
   }
 };
 
