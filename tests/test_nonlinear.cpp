@@ -894,9 +894,9 @@ TEST_CASE("bilateral's pairs layout: inf and NaN give what the formula gives, as
 
 TEST_CASE("bilateral: programs that flush denormals keep the colour table and its results",
           "[layout]") {
-  // The __local table's keys are integers (an earlier layout's were denormal floats, which
-  // -cl-denorms-are-zero, fast or unsafe math would have flushed to entry 0): with those build
-  // options the rows layout and its pairs keep the table, and the formula's results.
+  // The __local table's keys are integers, which no flushing of denormals touches: with
+  // -cl-denorms-are-zero, fast or unsafe math in the build options the rows layout and its pairs
+  // keep the table, and the formula's results.
   const std::string selector = test::device()->info().is_gpu ? "gpu" : "cpu";
   for (const char* flush : {"-cl-denorms-are-zero", "-cl-fast-relaxed-math"}) {
     INFO(flush);
