@@ -46,17 +46,23 @@ bool in_disc(int dx, int dy, int radius) {
   return std::sqrt(double(dx) * dx + double(dy) * dy) <= radius;
 }
 
+// A tap's space weight, exp(-r^2 / 2 sigma_space^2).
+float space_weight(double sigma_space, int dx, int dy) {
+  const double r2 = double(dx) * dx + double(dy) * dy;
+  return float(std::exp(-0.5 * r2 / (sigma_space * sigma_space)));
+}
+
 // The rows layout's taps (bilateral.cl, BL_TAPS): for dy = 0..radius, BL_ROWS(dy), then
 // BL_GROUP(dx, dy, space) for every dx >= 0 with (dx, dy) in the disc, the space weight a float
-// literal that reads back as `space(dx, dy)`.
-template <typename Space>
-std::string rows_taps(int radius, Space space) {
+// literal that reads back as space_weight's.
+std::string rows_taps(int radius, double sigma_space) {
   std::string text = "#define BL_TAPS";
   char group[96];
   for (int dy = 0; dy <= radius; ++dy) {
     text += " \\\n  BL_ROWS(" + std::to_string(dy) + ")";
     for (int dx = 0; in_disc(dx, dy, radius); ++dx) {
-      std::snprintf(group, sizeof group, " BL_GROUP(%d, %d, %.9ef)", dx, dy, double(space(dx, dy)));
+      std::snprintf(group, sizeof group, " BL_GROUP(%d, %d, %.9ef)", dx, dy,
+                    double(space_weight(sigma_space, dx, dy)));
       text += group;
     }
   }
@@ -84,9 +90,8 @@ std::vector<PairOffset> pair_offsets(int radius, double exp_share) {
 
 // A pair's weight as the kernels take it: the space weight, or for exp its log2 (a space weight
 // below float's least, from a tiny sigma_space, is 0: 2^-1000).
-template <typename Space>
-double pair_weight(const PairOffset& offset, Space space) {
-  const double weight = double(space(offset.dx, offset.dy));
+double pair_weight(const PairOffset& offset, double sigma_space) {
+  const double weight = double(space_weight(sigma_space, offset.dx, offset.dy));
   return offset.by_exp ? std::max(std::log2(weight), -1000.0) : weight;
 }
 
@@ -95,9 +100,8 @@ double pair_weight(const PairOffset& offset, Space space) {
 // at each of `offsets` (BL_NEXT(dy) first loads row y + dy), each pair once where either pixel is
 // an output whose disc holds the other. BL_PAIR(dy, p's column, q's column, space, p's output,
 // q's): an output's index, or -1 where that pixel is none; BL_PAIR_EXP for the offsets by exp.
-template <typename Space>
 std::string pair_taps(const std::vector<PairOffset>& offsets, int radius, int outputs, int floats,
-                      Space space) {
+                      double sigma_space) {
   const int first = CLF_HALO4(radius);
   auto output = [&](int k) { return k >= first && k < first + outputs ? k - first : -1; };
   std::string text = "#define BL_PAIR_TAPS";
@@ -110,7 +114,8 @@ std::string pair_taps(const std::vector<PairOffset>& offsets, int radius, int ou
       const int op = output(kp), oq = output(kp + at.dx);
       if (op < 0 && oq < 0) continue;
       std::snprintf(pair, sizeof pair, " \\\n  BL_PAIR%s(%d, %d, %d, %.9ef, %d, %d)",
-                    at.by_exp ? "_EXP" : "", at.dy, kp, kp + at.dx, pair_weight(at, space), op, oq);
+                    at.by_exp ? "_EXP" : "", at.dy, kp, kp + at.dx, pair_weight(at, sigma_space),
+                    op, oq);
       text += pair;
     }
   }
@@ -122,8 +127,7 @@ std::string pair_taps(const std::vector<PairOffset>& offsets, int radius, int ou
 // above from the top (BL_OROW(dy)), each from its right (they are the q of pairs at (-dx, -dy));
 // on row 0 -dx then dx for dx = 1 to radius; the rows below from their left. Each weighted as its
 // pair at `offsets`.
-template <typename Space>
-std::string ordered_taps(const std::vector<PairOffset>& offsets, int radius, Space space) {
+std::string ordered_taps(const std::vector<PairOffset>& offsets, int radius, double sigma_space) {
   std::string text = "#define BL_TAPS BL_OCENTRE";
   char tap[80];
   auto add = [&](int tx, int ty) {  // the tap at (tx, ty) from the output: pair offset (dx, dy)
@@ -131,7 +135,7 @@ std::string ordered_taps(const std::vector<PairOffset>& offsets, int radius, Spa
     const auto at = std::find_if(offsets.begin(), offsets.end(),
                                  [&](const PairOffset& o) { return o.dx == dx && o.dy == dy; });
     std::snprintf(tap, sizeof tap, " BL_OTAP%s(%s, %d, %.9ef)", at->by_exp ? "_EXP" : "",
-                  ty == 0 ? "a" : "b", tx, pair_weight(*at, space));
+                  ty == 0 ? "a" : "b", tx, pair_weight(*at, sigma_space));
     text += tap;
   };
   for (int ty = -radius; ty <= radius; ++ty) {
@@ -157,8 +161,8 @@ struct Layout {
   bool pairs = false;        // the rows layout as pairs (bilateral_pairs)
   // With pairs: the rows layout with its taps in their order (bilateral_rows, the rows layout's
   // outputs and groups), for launches whose groups would walk down fewer than
-  // bilateral.pair_min_rows rows.
-  std::shared_ptr<const Layout> ordered;
+  // bilateral.pair_min_rows rows; its kernel built at the first.
+  std::shared_ptr<Layout> ordered;
   int exp_offsets = 0;  // of the disc's (taps - 1) / 2 offsets, those whose pairs take exp
   std::string name(int taps) const {
     return outputs > 0 && exp_offsets > 0
@@ -197,6 +201,14 @@ cl::Program build(Device& device, const std::string& source, const std::string& 
   return device.build("bilateral.cl", source, options, Helpers::border | Helpers::stage);
 }
 
+// The rows and pairs layouts' loads: float4s from plane_margin(radius) columns left of a row.
+void check_aligned(const Plane& input, int radius) {
+  if (input.origin % 4 != 0 || input.pitch % 4 != 0 || input.plane_stride % 4 != 0 ||
+      input.origin % input.pitch < plane_margin(radius))
+    throw Error(ErrorKind::usage, "bilateral: input plane not float4-aligned with a " +
+                                      std::to_string(plane_margin(radius)) + "-column left margin");
+}
+
 class Bilateral : public Filter {
  public:
   Bilateral(Device& device, int radius, double sigma_color, double sigma_space, Border border)
@@ -227,7 +239,7 @@ class Bilateral : public Filter {
       for (int dx = -radius; dx <= radius; ++dx)
         if (in_disc(dx, dy, radius)) {
           offsets.push_back(cl_int2{{dx, dy}});
-          space.push_back(space_weight(dx, dy));
+          space.push_back(space_weight(sigma_space, dx, dy));
         }
     taps_ = int(space.size());
     offsets_ = device.upload(offsets.data(), offsets.size() * sizeof(cl_int2), "bilateral taps");
@@ -250,13 +262,15 @@ class Bilateral : public Filter {
         layout_for(stage.channels(), clf_plugins::u8_levels(stage.pixel_type(), border_));
     const size_t w = size_t(stage.width()), h = size_t(stage.rows());
     if (layout.outputs > 0) {
-      check_aligned(stage.input());
+      check_aligned(stage.input(), radius_);
       // Pairs whose groups would walk too few rows past the radius above them give way to the
       // rows layout in their order (their bits).
       const Layout* run = &layout;
       size_t rows = rows_a_group(layout, w, h);
       if (layout.pairs && rows < pair_min_rows_) {
-        run = layout.ordered.get();
+        Layout& ordered = *layout.ordered;
+        if (!ordered.kernel()) ordered.kernel = rows_kernel(stage.channels(), ordered, true);
+        run = &ordered;
         rows = rows_a_group(*run, w, h);
       }
       const size_t n = size_t(run->outputs), group = size_t(run->group);
@@ -336,10 +350,6 @@ class Bilateral : public Filter {
          << space_.get() << taps_ << color_coeff_;
     return args;
   }
-  float space_weight(int dx, int dy) const {
-    const double r2 = double(dx) * dx + double(dy) * dy;
-    return float(std::exp(-0.5 * r2 / (sigma_space_ * sigma_space_)));
-  }
   // Copies of a table of `entries` floats for the lanes of a warp: the most, a power of two to 32,
   // that fit the device's __local memory, the table being the kernel's only __local. A table of
   // packed bytes' distances takes at most bilateral.packed_copies: fewer copies leave the cache
@@ -350,13 +360,6 @@ class Bilateral : public Filter {
                : lanes;
     return clf_plugins::halved_to_fit(entries * sizeof(float), device_.info().local_mem_bytes,
                                       most);
-  }
-  void check_aligned(const Plane& input) const {
-    if (input.origin % 4 != 0 || input.pitch % 4 != 0 || input.plane_stride % 4 != 0 ||
-        input.origin % input.pitch < plane_margin(radius_))
-      throw Error(ErrorKind::usage, "bilateral: input plane not float4-aligned with a " +
-                                        std::to_string(plane_margin(radius_)) +
-                                        "-column left margin");
   }
   const Layout& layout_for(int channels, bool levels) {
     const int outputs = channels <= tiled_max_channels ? rows_outputs_ : 0;
@@ -415,32 +418,42 @@ class Bilateral : public Filter {
         rows.group_rows = lane_tables_rows;
       }
     }
-    auto space = [this](int dx, int dy) { return space_weight(dx, dy); };
-    const bool pairs = pair_outputs_ > 0 && channels >= pair_channels_;
-    const std::vector<PairOffset> offsets =
-        pair_offsets(radius_, local_table && channels > 1 ? pair_exp_ : 0);
-    const std::string taps =
-        pairs ? ordered_taps(offsets, radius_, space) : rows_taps(radius_, space);
-    rows.kernel = device_.kernel(build(device_, taps + bilateral_bilateral_cl,
-                                       rows_options(device_.info(), channels, radius_, rows)),
-                                 "bilateral_rows");
-    if (!pairs) return rows;
+    if (pair_outputs_ == 0 || channels < pair_channels_) {
+      rows.kernel = rows_kernel(channels, rows, false);
+      return rows;
+    }
     Layout walk = rows;
     walk.pairs = true;
     walk.outputs = pair_outputs_;
     walk.group = std::clamp(int(device_.knob_number("bilateral.pair_group", pairs_group)), 1,
                             int(device_.info().max_work_group_size));
     walk.group_rows = std::max(1, int(device_.knob_number("bilateral.pair_rows", pairs_rows)));
+    const std::vector<PairOffset> offsets = pair_offsets_for(channels, local_table);
     walk.exp_offsets = int(std::count_if(offsets.begin(), offsets.end(),
                                          [](const PairOffset& o) { return o.by_exp; }));
-    const std::string source =
-        pair_taps(offsets, radius_, walk.outputs, rows_floats(radius_, walk.outputs), space) +
-        "#define BL_PAIRS\n" + bilateral_bilateral_cl;
+    const std::string source = pair_taps(offsets, radius_, walk.outputs,
+                                         rows_floats(radius_, walk.outputs), sigma_space_) +
+                               "#define BL_PAIRS\n" + bilateral_bilateral_cl;
     walk.kernel = device_.kernel(
         build(device_, source, rows_options(device_.info(), channels, radius_, walk)),
         "bilateral_pairs");
-    walk.ordered = std::make_shared<const Layout>(std::move(rows));
+    walk.ordered = std::make_shared<Layout>(std::move(rows));  // its kernel: at its first launch
     return walk;
+  }
+  // The rows layout's kernel: its taps grouped by space weight, or in the pairs' order.
+  cl::Kernel rows_kernel(int channels, const Layout& rows, bool pairs_order) const {
+    const std::string taps =
+        pairs_order
+            ? ordered_taps(pair_offsets_for(channels, rows.local_table), radius_, sigma_space_)
+            : rows_taps(radius_, sigma_space_);
+    return device_.kernel(build(device_, taps + bilateral_bilateral_cl,
+                                rows_options(device_.info(), channels, radius_, rows)),
+                          "bilateral_rows");
+  }
+  // The disc's pair offsets, bilateral.pair_exp's share of them by exp where packed keys key the
+  // table.
+  std::vector<PairOffset> pair_offsets_for(int channels, bool local_table) const {
+    return pair_offsets(radius_, local_table && channels > 1 ? pair_exp_ : 0);
   }
 };
 
