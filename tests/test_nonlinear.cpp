@@ -79,11 +79,21 @@ const Layout layouts[] = {{clf::Variant::direct, 1, "direct"},
 
 // Direct, one output a work-item (or vectors of them), with the plugins' knobs given set, for the
 // scope.
+// The device's one-channel knobs of the bilateral's pairs dropped, so that the unsuffixed knobs a
+// test sets hold for one channel too.
+void drop_one_channel_knobs(clf::Tuning& t) {
+  for (const char* name :
+       {"bilateral.pairs_1ch", "bilateral.pair_outputs_1ch", "bilateral.pair_min_rows_1ch"})
+    t.knobs.erase(name);
+}
+
+// The device's tuning with `knobs` set (and drop_one_channel_knobs, then those `knobs` name).
 struct KnobScope : test::VariantScope {
   explicit KnobScope(std::initializer_list<std::pair<const char*, std::string>> knobs,
                      int vector_width = 1)
       : VariantScope(clf::Variant::direct, vector_width) {
     clf::Tuning t = test::device()->tuning();
+    drop_one_channel_knobs(t);
     for (const auto& [name, value] : knobs) t.knobs[name] = value;
     test::device()->set_tuning(t);
   }
@@ -827,6 +837,44 @@ TEST_CASE("bilateral: the pairs' walk and the rows layout in the pairs' order gi
       }
 }
 
+TEST_CASE("bilateral: one channel's pair knobs apply to one channel, the others' to more",
+          "[layout]") {
+  // bilateral.pairs_1ch, pair_outputs_1ch and pair_min_rows_1ch against pair_channels,
+  // pair_outputs and pair_min_rows: one channel's pairs (though pairs start from 2 channels) 8
+  // outputs a work-item and never short enough to walk (the rows layout in the pairs' order), three
+  // channels' 4 and always walking; the formula's results either way.
+  KnobScope scope({{"bilateral.outputs", "4"},
+                   {"bilateral.rows_max_radius", "8"},
+                   {"bilateral.lane_tables", "1"},
+                   {"bilateral.pair_channels", "2"},
+                   {"bilateral.pairs_1ch", "1"},
+                   {"bilateral.pair_outputs", "4"},
+                   {"bilateral.pair_outputs_1ch", "8"},
+                   {"bilateral.pair_min_rows", "1"},
+                   {"bilateral.pair_min_rows_1ch", "100000"}});
+  const std::string spec = "bilateral:d=9,sigma_color=40,sigma_space=3";
+  for (const int channels : {1, 3}) {
+    INFO(channels << " channels");
+    const clf::Image in = test::random_image(53, 23, channels, clf::PixelType::u8, 31);
+    clf::Pipeline p(test::device());
+    p.add(test::registry(), spec);
+    clf::RunOptions options;
+    options.profile = true;
+    clf::Image got;
+    const clf::RunStats stats = p.run(in, got, options);
+    CHECK_THAT(p.filter(0).describe(), Catch::Contains(channels == 1 ? "pairs x8" : "pairs x4"));
+    int pairs = 0, rows = 0;
+    for (const clf::TraceEvent& e : stats.trace) {
+      pairs += e.name.find("bilateral_pairs") != std::string::npos;
+      rows += e.name.find("bilateral_rows") != std::string::npos;
+    }
+    CHECK((pairs > 0) == (channels > 1));
+    CHECK((rows > 0) == (channels == 1));
+    const ref::Image want = ref::bilateral(test::to_ref(in), 4, 40, 3, ref::Border::reflect101, 0);
+    CHECK(bilateral_error(test::to_ref(got), want, true) <= 1.0);
+  }
+}
+
 TEST_CASE("bilateral's rows layout: groups walk down several rows, the last group fewer",
           "[layout]") {
   // A group walks down its rows one after the other, its colour table filled once; fewer rows a
@@ -910,6 +958,7 @@ TEST_CASE("bilateral: programs that flush denormals keep the colour table and it
       for (const int channels : {1, 3}) {
         INFO("pairs from " << pair_channels << " channels, x" << channels);
         clf::Tuning t = device->tuning();
+        drop_one_channel_knobs(t);
         t.knobs["bilateral.outputs"] = "4";
         t.knobs["bilateral.rows_max_radius"] = "8";
         t.knobs["bilateral.lane_tables"] = "1";

@@ -160,9 +160,10 @@ struct Layout {
   bool local_table = false;  // the rows layout's colour table, in __local
   bool pairs = false;        // the rows layout as pairs (bilateral_pairs)
   // With pairs: the rows layout with its taps in their order (bilateral_rows, the rows layout's
-  // outputs and groups), for launches whose groups would walk down fewer than
-  // bilateral.pair_min_rows rows; its kernel built at the first.
+  // outputs and groups), for launches whose groups would walk down fewer than min_rows rows; its
+  // kernel built at the first.
   std::shared_ptr<Layout> ordered;
+  size_t min_rows = 1;
   int exp_offsets = 0;  // of the disc's (taps - 1) / 2 offsets, those whose pairs take exp
   std::string name(int taps) const {
     return outputs > 0 && exp_offsets > 0
@@ -201,6 +202,20 @@ cl::Program build(Device& device, const std::string& source, const std::string& 
   return device.build("bilateral.cl", source, options, Helpers::border | Helpers::stage);
 }
 
+// The pairs layout's outputs a work-item and the fewest rows a group walks for a channel count:
+// bilateral.pair_outputs + suffix (a multiple of 4, at least 4) and pair_min_rows + suffix, the
+// unsuffixed knobs' values where those are unset, and theirs 4 and `rows`.
+struct PairKnobs {
+  int outputs;
+  size_t min_rows;
+};
+PairKnobs pair_knobs(const Device& device, const std::string& suffix, double rows) {
+  const double outputs = device.knob_number("bilateral.pair_outputs", 4);
+  rows = device.knob_number("bilateral.pair_min_rows", rows);
+  return {std::max(4, int(device.knob_number("bilateral.pair_outputs" + suffix, outputs)) / 4 * 4),
+          size_t(std::max(1.0, device.knob_number("bilateral.pair_min_rows" + suffix, rows)))};
+}
+
 // The rows and pairs layouts' loads: float4s from plane_margin(radius) columns left of a row.
 void check_aligned(const Plane& input, int radius) {
   if (input.origin % 4 != 0 || input.pitch % 4 != 0 || input.plane_stride % 4 != 0 ||
@@ -221,16 +236,14 @@ class Bilateral : public Filter {
         rows_outputs_(radius <= int(device.knob_number("bilateral.rows_max_radius", 0))
                           ? int(device.knob_number("bilateral.outputs", 0)) / 4 * 4
                           : 0),
-        pair_channels_(int(device.knob_number("bilateral.pair_channels", 0))),
-        pair_outputs_(
-            rows_outputs_ > 0 && pair_channels_ > 0
-                ? std::max(4, int(device.knob_number("bilateral.pair_outputs", 4)) / 4 * 4)
-                : 0),
+        pair_channels_(rows_outputs_ > 0 ? int(device.knob_number("bilateral.pair_channels", 0))
+                                         : 0),
+        pairs_1ch_(rows_outputs_ > 0 &&
+                   device.knob_number("bilateral.pairs_1ch", pair_channels_ == 1) != 0),
+        pairs_{pair_knobs(device, "", 2.0 * radius), pair_knobs(device, "_1ch", 4.0 * radius)},
         min_groups_(clf_plugins::min_groups(device, 8)),
         pair_min_groups_(
             clf_plugins::min_groups(device, device.knob_number("bilateral.pair_groups", 2))),
-        pair_min_rows_(
-            size_t(std::max(1.0, device.knob_number("bilateral.pair_min_rows", 2.0 * radius)))),
         pair_exp_(std::clamp(device.knob_number("bilateral.pair_exp", 0), 0.0, 1.0)) {
     // Space weights exp(-r^2 / 2 ss^2) over the disc, in OpenCV's order.
     std::vector<cl_int2> offsets;
@@ -253,7 +266,8 @@ class Bilateral : public Filter {
   // reads outside the table).
   Halo halo() const override {
     if (rows_outputs_ == 0) return {radius_, radius_};
-    const int outputs = std::max(rows_outputs_, pair_outputs_);
+    const int outputs = std::max({rows_outputs_, pair_channels_ > 0 ? pairs_[0].outputs : 0,
+                                  pairs_1ch_ ? pairs_[1].outputs : 0});
     return {rows_floats(radius_, outputs) - CLF_HALO4(radius_) - 1, radius_};
   }
   Border border() const override { return border_; }
@@ -267,7 +281,7 @@ class Bilateral : public Filter {
       // rows layout in their order (their bits).
       const Layout* run = &layout;
       size_t rows = rows_a_group(layout, w, h);
-      if (layout.pairs && rows < pair_min_rows_) {
+      if (layout.pairs && rows < layout.min_rows) {
         Layout& ordered = *layout.ordered;
         if (!ordered.kernel()) ordered.kernel = rows_kernel(stage.channels(), ordered, true);
         run = &ordered;
@@ -314,18 +328,21 @@ class Bilateral : public Filter {
   float color_coeff_;
   int taps_ = 0;
   int rows_outputs_;  // the rows layout's outputs a work-item, from the tuning (0: not taken)
-  // The rows layout as pairs from pair_channels_ channels (0: never), pair_outputs_ outputs a
-  // work-item (0: not taken).
-  int pair_channels_, pair_outputs_;
+  // The rows layout as pairs from pair_channels_ channels (0: never); one channel's where
+  // pairs_1ch_ (bilateral.pairs_1ch; where unset, pair_channels_ 1).
+  int pair_channels_;
+  bool pairs_1ch_;
+  // The pairs' outputs a work-item and the fewest rows a group walks down past its radius rows
+  // above (bilateral.pair_outputs, pair_min_rows: 4 and 2 radius by default): launches that would
+  // give fewer take the rows layout in the pairs' order. [0] for channels past one, [1] for one
+  // (bilateral.pair_outputs_1ch, pair_min_rows_1ch; the others' where set, else 4 outputs and 4
+  // radius: one channel's pairs gain less over its rows layout, and longer walks pay for them).
+  PairKnobs pairs_[2];
   // Groups a launch of the rows layout keeps in flight at least: 8 a compute unit.
   size_t min_groups_;
   // The pairs layout's (bilateral.pair_groups a compute unit): fewer, since its groups start their
   // walks radius rows above the rows they store.
   size_t pair_min_groups_;
-  // The fewest rows a group of the pairs layout walks down past its radius rows above
-  // (bilateral.pair_min_rows; 2 radius by default): launches that would give fewer take the rows
-  // layout in the pairs' order.
-  size_t pair_min_rows_;
   // The share of the disc's offsets whose pairs take their weights from exp2 where the pairs
   // layout keys a table with packed bytes (bilateral.pair_exp, 0 to 1): the table's loads and the
   // device's exp unit at work side by side.
@@ -418,13 +435,14 @@ class Bilateral : public Filter {
         rows.group_rows = lane_tables_rows;
       }
     }
-    if (pair_outputs_ == 0 || channels < pair_channels_) {
+    if (channels == 1 ? !pairs_1ch_ : pair_channels_ == 0 || channels < pair_channels_) {
       rows.kernel = rows_kernel(channels, rows, false);
       return rows;
     }
     Layout walk = rows;
     walk.pairs = true;
-    walk.outputs = pair_outputs_;
+    walk.outputs = pairs_[channels == 1].outputs;
+    walk.min_rows = pairs_[channels == 1].min_rows;
     walk.group = std::clamp(int(device_.knob_number("bilateral.pair_group", pairs_group)), 1,
                             int(device_.info().max_work_group_size));
     walk.group_rows = std::max(1, int(device_.knob_number("bilateral.pair_rows", pairs_rows)));
