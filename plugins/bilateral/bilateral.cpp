@@ -240,7 +240,7 @@ class Bilateral : public Filter {
                                          : 0),
         pairs_1ch_(rows_outputs_ > 0 &&
                    device.knob_number("bilateral.pairs_1ch", pair_channels_ == 1) != 0),
-        pairs_{pair_knobs(device, "", 2.0 * radius), pair_knobs(device, "_1ch", 4.0 * radius)},
+        pairs_{pair_knobs(device, "", 2.0 * radius), pair_knobs(device, "_1ch", 8.0 * radius)},
         min_groups_(clf_plugins::min_groups(device, 8)),
         pair_min_groups_(
             clf_plugins::min_groups(device, device.knob_number("bilateral.pair_groups", 2))),
@@ -335,8 +335,8 @@ class Bilateral : public Filter {
   // The pairs' outputs a work-item and the fewest rows a group walks down past its radius rows
   // above (bilateral.pair_outputs, pair_min_rows: 4 and 2 radius by default): launches that would
   // give fewer take the rows layout in the pairs' order. [0] for channels past one, [1] for one
-  // (bilateral.pair_outputs_1ch, pair_min_rows_1ch; the others' where set, else 4 outputs and 4
-  // radius: one channel's pairs gain less over its rows layout, and longer walks pay for them).
+  // (bilateral.pair_outputs_1ch, pair_min_rows_1ch; the others' where set, else 4 outputs and 8
+  // radius: one channel's pairs gain less over its rows layout, and only long walks pay for them).
   PairKnobs pairs_[2];
   // Groups a launch of the rows layout keeps in flight at least: 8 a compute unit.
   size_t min_groups_;
