@@ -77,8 +77,6 @@ const Layout layouts[] = {{clf::Variant::direct, 1, "direct"},
                           {clf::Variant::direct, 16, "direct x16"},
                           {clf::Variant::tiled, 0, "tiled"}};
 
-// Direct, one output a work-item (or vectors of them), with the plugins' knobs given set, for the
-// scope.
 // The device's one-channel knobs of the bilateral's pairs dropped, so that the unsuffixed knobs a
 // test sets hold for one channel too.
 void drop_one_channel_knobs(clf::Tuning& t) {
@@ -87,7 +85,8 @@ void drop_one_channel_knobs(clf::Tuning& t) {
     t.knobs.erase(name);
 }
 
-// The device's tuning with `knobs` set (and drop_one_channel_knobs, then those `knobs` name).
+// Direct, one output a work-item (or vectors of them), with the plugins' knobs given set, for the
+// scope (after drop_one_channel_knobs).
 struct KnobScope : test::VariantScope {
   explicit KnobScope(std::initializer_list<std::pair<const char*, std::string>> knobs,
                      int vector_width = 1)
@@ -841,37 +840,55 @@ TEST_CASE("bilateral: one channel's pair knobs apply to one channel, the others'
           "[layout]") {
   // bilateral.pairs_1ch, pair_outputs_1ch and pair_min_rows_1ch against pair_channels,
   // pair_outputs and pair_min_rows: one channel's pairs (though pairs start from 2 channels) 8
-  // outputs a work-item and never short enough to walk (the rows layout in the pairs' order), three
-  // channels' 4 and always walking; the formula's results either way.
-  KnobScope scope({{"bilateral.outputs", "4"},
-                   {"bilateral.rows_max_radius", "8"},
-                   {"bilateral.lane_tables", "1"},
-                   {"bilateral.pair_channels", "2"},
-                   {"bilateral.pairs_1ch", "1"},
-                   {"bilateral.pair_outputs", "4"},
-                   {"bilateral.pair_outputs_1ch", "8"},
-                   {"bilateral.pair_min_rows", "1"},
-                   {"bilateral.pair_min_rows_1ch", "100000"}});
-  const std::string spec = "bilateral:d=9,sigma_color=40,sigma_space=3";
-  for (const int channels : {1, 3}) {
-    INFO(channels << " channels");
-    const clf::Image in = test::random_image(53, 23, channels, clf::PixelType::u8, 31);
-    clf::Pipeline p(test::device());
-    p.add(test::registry(), spec);
-    clf::RunOptions options;
-    options.profile = true;
-    clf::Image got;
-    const clf::RunStats stats = p.run(in, got, options);
-    CHECK_THAT(p.filter(0).describe(), Catch::Contains(channels == 1 ? "pairs x8" : "pairs x4"));
-    int pairs = 0, rows = 0;
-    for (const clf::TraceEvent& e : stats.trace) {
-      pairs += e.name.find("bilateral_pairs") != std::string::npos;
-      rows += e.name.find("bilateral_rows") != std::string::npos;
+  // outputs a work-item, three channels' 4. Groups walking pair_rows rows (pair_groups 0: however
+  // few groups that makes): three channels' walk from 2r rows, one channel's from 8r (d=9: 32),
+  // or from its own pair_min_rows_1ch; shorter walks take the rows layout in the pairs' order. The
+  // formula's results every way.
+  struct Case {
+    const char *rows, *min_rows_1ch;
+    bool walk_1ch;
+  };
+  for (const Case& c : {Case{"20", nullptr, false}, Case{"40", nullptr, true},
+                        Case{"40", "41", false}}) {
+    KnobScope scope({{"bilateral.outputs", "4"},
+                     {"bilateral.rows_max_radius", "8"},
+                     {"bilateral.lane_tables", "1"},
+                     {"bilateral.pair_channels", "2"},
+                     {"bilateral.pairs_1ch", "1"},
+                     {"bilateral.pair_outputs", "4"},
+                     {"bilateral.pair_outputs_1ch", "8"},
+                     {"bilateral.pair_groups", "0"},
+                     {"bilateral.pair_rows", c.rows}});
+    if (c.min_rows_1ch) {
+      clf::Tuning t = test::device()->tuning();
+      t.knobs["bilateral.pair_min_rows_1ch"] = c.min_rows_1ch;
+      test::device()->set_tuning(t);
     }
-    CHECK((pairs > 0) == (channels > 1));
-    CHECK((rows > 0) == (channels == 1));
-    const ref::Image want = ref::bilateral(test::to_ref(in), 4, 40, 3, ref::Border::reflect101, 0);
-    CHECK(bilateral_error(test::to_ref(got), want, true) <= 1.0);
+    const std::string spec = "bilateral:d=9,sigma_color=40,sigma_space=3";
+    for (const int channels : {1, 3}) {
+      INFO(channels << " channels, groups of " << c.rows << " rows, one channel's fewest "
+                    << (c.min_rows_1ch ? c.min_rows_1ch : "8r"));
+      const clf::Image in = test::random_image(53, 23, channels, clf::PixelType::u8, 31);
+      clf::Pipeline p(test::device());
+      p.add(test::registry(), spec);
+      clf::RunOptions options;
+      options.profile = true;
+      clf::Image got;
+      const clf::RunStats stats = p.run(in, got, options);
+      CHECK_THAT(p.filter(0).describe(),
+                 Catch::Contains(channels == 1 ? "pairs x8" : "pairs x4"));
+      int pairs = 0, rows = 0;
+      for (const clf::TraceEvent& e : stats.trace) {
+        pairs += e.name.find("bilateral_pairs") != std::string::npos;
+        rows += e.name.find("bilateral_rows") != std::string::npos;
+      }
+      const bool walk = channels > 1 || c.walk_1ch;
+      CHECK((pairs > 0) == walk);
+      CHECK((rows > 0) == !walk);
+      const ref::Image want =
+          ref::bilateral(test::to_ref(in), 4, 40, 3, ref::Border::reflect101, 0);
+      CHECK(bilateral_error(test::to_ref(got), want, true) <= 1.0);
+    }
   }
 }
 

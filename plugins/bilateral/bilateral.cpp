@@ -203,8 +203,8 @@ cl::Program build(Device& device, const std::string& source, const std::string& 
 }
 
 // The pairs layout's outputs a work-item and the fewest rows a group walks for a channel count:
-// bilateral.pair_outputs + suffix (a multiple of 4, at least 4) and pair_min_rows + suffix, the
-// unsuffixed knobs' values where those are unset, and theirs 4 and `rows`.
+// bilateral.pair_outputs + suffix (a multiple of 4, at least 4) and pair_min_rows + suffix; where
+// those are unset, the unsuffixed knobs; where those are unset too, 4 and `rows`.
 struct PairKnobs {
   int outputs;
   size_t min_rows;
