@@ -85,6 +85,13 @@ void drop_one_channel_knobs(clf::Tuning& t) {
     t.knobs.erase(name);
 }
 
+// The launches of `kernel` in a profiled run's trace.
+int launches(const clf::RunStats& stats, const char* kernel) {
+  int n = 0;
+  for (const clf::TraceEvent& e : stats.trace) n += e.name.find(kernel) != std::string::npos;
+  return n;
+}
+
 // Direct, one output a work-item (or vectors of them), with the plugins' knobs given set, for the
 // scope (after drop_one_channel_knobs).
 struct KnobScope : test::VariantScope {
@@ -821,13 +828,8 @@ TEST_CASE("bilateral: the pairs' walk and the rows layout in the pairs' order gi
           options.profile = true;
           clf::RunStats stats;
           got[walk] = test::run_chain({spec}, in, options, &stats);
-          int pairs = 0, rows = 0;
-          for (const clf::TraceEvent& e : stats.trace) {
-            pairs += e.name.find("bilateral_pairs") != std::string::npos;
-            rows += e.name.find("bilateral_rows") != std::string::npos;
-          }
-          CHECK((pairs > 0) == bool(walk));  // a launch a strip
-          CHECK((rows > 0) == !walk);
+          CHECK((launches(stats, "bilateral_pairs") > 0) == bool(walk));  // a launch a strip
+          CHECK((launches(stats, "bilateral_rows") > 0) == !walk);
         }
         CHECK(test::identical(got[0], got[1]));
         const ref::Image want =
@@ -877,14 +879,9 @@ TEST_CASE("bilateral: one channel's pair knobs apply to one channel, the others'
       const clf::RunStats stats = p.run(in, got, options);
       CHECK_THAT(p.filter(0).describe(),
                  Catch::Contains(channels == 1 ? "pairs x8" : "pairs x4"));
-      int pairs = 0, rows = 0;
-      for (const clf::TraceEvent& e : stats.trace) {
-        pairs += e.name.find("bilateral_pairs") != std::string::npos;
-        rows += e.name.find("bilateral_rows") != std::string::npos;
-      }
       const bool walk = channels > 1 || c.walk_1ch;
-      CHECK((pairs > 0) == walk);
-      CHECK((rows > 0) == !walk);
+      CHECK((launches(stats, "bilateral_pairs") > 0) == walk);
+      CHECK((launches(stats, "bilateral_rows") > 0) == !walk);
       const ref::Image want =
           ref::bilateral(test::to_ref(in), 4, 40, 3, ref::Border::reflect101, 0);
       CHECK(bilateral_error(test::to_ref(got), want, true) <= 1.0);
