@@ -267,7 +267,7 @@ TEST_CASE("the tuning database: each device takes its sections, general to parti
   CHECK(apply_tuning_database(h200, device_named("NVIDIA H200", true, "NVIDIA CUDA"),
                               tuning_database()) == std::vector<std::string>{"gpu", "device H200"});
   CHECK(apply_tuning_database(h100, device_named("NVIDIA H100 80GB HBM3", true, "NVIDIA CUDA"),
-                              tuning_database()) == std::vector<std::string>{"gpu"});
+                              tuning_database()) == std::vector<std::string>{"gpu", "device H100"});
   CHECK(apply_tuning_database(
             pocl, device_named("cpu-haswell-AMD EPYC", false, "Portable Computing Language"),
             tuning_database()) == std::vector<std::string>{"cpu"});
@@ -276,6 +276,8 @@ TEST_CASE("the tuning database: each device takes its sections, general to parti
   CHECK(h200.separable_columns_tile_rows == 64);  // the H200's own measurement
   CHECK(h100.separable_columns_tile_rows == 32);
   CHECK(h100.vector_width == 4);
+  CHECK(h100.knobs.at("bilateral.pair_outputs_1ch") == "4");  // the H100's tuning run
+  CHECK(h200.knobs.at("bilateral.pair_outputs_1ch") == "8");
   CHECK(pocl.vector_width == 16);
   CHECK(clf::tuning_text(other) == clf::tuning_text(clf::Tuning()));
   CHECK(h200.knobs.at("gaussian.fast_min_sigma") == "9");  // a plugin's knob, kept as text
